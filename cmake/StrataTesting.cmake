@@ -1,0 +1,27 @@
+# Helpers for Strata's own tests. Not installed.
+#
+#   strata_add_test(NAME <name> SOURCES <files...> [LABELS <labels...>] [LIBS <targets...>] [TIMEOUT <s>])
+# builds one Catch2 v2 executable and registers it with CTest under <name>. Split tests by parameter
+# into several executables to bound compile memory on the 2-core CI machine.
+find_package(Catch2 2 REQUIRED)  # Debian: apt-get install catch2
+
+add_library(strata_catch_main OBJECT ${CMAKE_CURRENT_LIST_DIR}/../test/catch_main.cpp)
+target_link_libraries(strata_catch_main PUBLIC Catch2::Catch2)
+
+function(strata_add_test)
+  cmake_parse_arguments(T "" "NAME;TIMEOUT" "SOURCES;LABELS;LIBS" ${ARGN})
+  add_executable(${T_NAME} ${T_SOURCES})
+  target_link_libraries(${T_NAME} PRIVATE strata::host strata_catch_main Catch2::Catch2 ${T_LIBS})
+  target_compile_options(${T_NAME} PRIVATE -Wall -Wextra)
+  if(STRATA_ENABLE_SANITIZERS)
+    target_compile_options(${T_NAME} PRIVATE -fsanitize=address,undefined -fno-omit-frame-pointer
+                                             -fno-sanitize-recover=undefined)
+    target_compile_definitions(${T_NAME} PRIVATE BOOST_USE_ASAN STRATA_ASAN=1)
+    target_link_options(${T_NAME} PRIVATE -fsanitize=address,undefined)
+  endif()
+  add_test(NAME ${T_NAME} COMMAND ${T_NAME})
+  if(NOT T_TIMEOUT)
+    set(T_TIMEOUT 600)
+  endif()
+  set_tests_properties(${T_NAME} PROPERTIES LABELS "${T_LABELS}" TIMEOUT ${T_TIMEOUT})
+endfunction()
