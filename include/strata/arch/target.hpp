@@ -47,9 +47,10 @@ struct atom_set {
     r.bits = a.bits | b.bits;
     return r;
   }
-  friend constexpr atom_set operator|(atom_family a, atom_family b) { return atom_set(a) | atom_set(b); }
   friend constexpr atom_set operator|(atom_set a, atom_family b) { return a | atom_set(b); }
 };
+
+constexpr atom_set operator|(atom_family a, atom_family b) { return atom_set(a) | atom_set(b); }
 
 /// How the hardware hands the blocks of an ordinary grid to chiplets.
 ///  - monolithic: one chiplet; every block on chiplet 0.

@@ -71,6 +71,13 @@ template <class K>
 inline constexpr std::size_t kernel_static_shared_bytes =
     detail::has_shared_storage<K> ? sizeof(kernel_shared_storage_t<K>) : 0;
 
+/// Shared memory layout of every block, the same on every backend: the kernel's static
+/// shared_storage at offset 0, the dynamic shared memory from `dynamic_shared_offset<K>` on.
+inline constexpr std::size_t shared_alignment = 128;
+template <class K>
+inline constexpr std::size_t dynamic_shared_offset =
+    (kernel_static_shared_bytes<K> + shared_alignment - 1) / shared_alignment * shared_alignment;
+
 /// The kernel's name for messages: K::name, else its demangled type name.
 template <class K>
 std::string kernel_name() {

@@ -52,7 +52,7 @@ void validate_launch(const launch_shape& s) {
   if (s.grid.x % s.cluster.x || s.grid.y % s.cluster.y || s.grid.z % s.cluster.z)
     throw invalid_argument(op(), "cluster",
                            to_string(s.cluster) + " does not divide grid " + to_string(s.grid));
-  const std::size_t static_bytes = kernel_static_shared_bytes<K>;
+  const std::size_t static_bytes = dynamic_shared_offset<K>;
   const std::size_t total = static_bytes + s.dynamic_shared_bytes;
   if (total > T::shared_memory_per_block)
     throw invalid_argument(op(), "dynamic_shared_bytes",

@@ -1,0 +1,309 @@
+// strata/emulator/detail/scheduler.hpp -- runs the threads of one block (or one cluster of blocks) as
+// fibers on one worker thread, and implements the barriers and warp collectives they meet.
+//
+// A fiber runs until it must wait (a barrier, a warp collective) or exits, then switches back to the
+// scheduler, which resumes the next ready fiber in the chosen order. The last thread to arrive at a
+// barrier releases the others and carries on without switching. When no fiber is ready and some have
+// not exited, the block can never finish: the scheduler reports who waits where, at once.
+#pragma once
+
+#include <boost/context/fiber.hpp>
+#include <boost/context/protected_fixedsize_stack.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "strata/emulator/detail/launch_info.hpp"
+#include "strata/emulator/detail/state.hpp"
+#include "strata/emulator/options.hpp"
+#include "strata/runtime/error.hpp"
+
+namespace strata::emulator::detail {
+
+namespace bctx = boost::context;
+
+/// Bytes written after each block's shared memory; a kernel that writes past its shared memory
+/// changes them and the launch fails with an error naming the kernel and block.
+inline constexpr std::size_t canary_bytes = 64;
+inline constexpr unsigned char canary_byte = 0xA5;
+/// Shared memory starts filled with this byte (0xFFFFFFFF is a NaN as a float): reading shared
+/// memory nobody wrote gives NaN or -1, not a plausible zero.
+inline constexpr unsigned char poison_byte = 0xFF;
+
+/// The blocks of one cluster (or one block) being run, and their threads.
+struct unit_state {
+  const launch_info* info = nullptr;
+  std::vector<block_state> blocks;
+  barrier_state cluster_barrier;
+  std::vector<gpu_thread*> threads;  // all threads of the unit, block-major
+  int runnable = 0;                  // threads ready to run
+  int exited = 0;
+};
+
+inline std::string dims_str(dims d) {
+  return "(" + std::to_string(d.x) + "," + std::to_string(d.y) + "," + std::to_string(d.z) + ")";
+}
+
+// ---- switching -----------------------------------------------------------------------------------
+
+/// Suspends the calling GPU thread until the scheduler resumes it.
+inline void suspend(gpu_thread& t) { t.caller = std::move(t.caller).resume(); }
+
+inline void make_ready(unit_state& u, gpu_thread& t) {
+  if (!t.runnable) {
+    t.runnable = true;
+    ++u.runnable;
+  }
+  t.waiting = wait_kind::none;
+}
+
+inline void block_wait(unit_state& u, gpu_thread& t, wait_kind k, const site& where) {
+  t.waiting = k;
+  t.waiting_at = where;
+  t.runnable = false;
+  --u.runnable;
+  suspend(t);
+}
+
+[[noreturn]] inline void kernel_bug(const gpu_thread& t, const std::string& what) {
+  const launch_info& L = *t.unit->info;
+  throw emulator_error("strata emulator: kernel '" + L.kernel + "' (as " + L.target + "), block " +
+                       dims_str(t.block->index) + ", thread " + dims_str(t.thread_index) + ": " + what);
+}
+
+// ---- barriers -----------------------------------------------------------------------------------
+
+/// Block barrier (__syncthreads): every thread of the block must arrive at the same barrier.
+inline void block_sync(gpu_thread& t, const site& where) {
+  unit_state& u = *t.unit;
+  barrier_state& b = t.block->barrier;
+  if (b.arrived == 0) {
+    b.where = where;
+    b.first_thread = t.thread_rank;
+  } else if (!(b.where == where)) {
+    kernel_bug(t, "threads wait at different block barriers: this thread (rank " + std::to_string(t.thread_rank) +
+                      ") at " + where.str() + ", thread rank " + std::to_string(b.first_thread) + " at " +
+                      b.where.str() + ". Every thread of a block must reach the same block.sync().");
+  }
+  if (++b.arrived == b.expected) {
+    b.arrived = 0;
+    const int base = t.block->cluster_rank * u.info->threads_per_block;
+    for (int i = 0; i < b.expected; ++i) make_ready(u, *u.threads[base + i]);
+    return;  // the last arrival goes on without a switch
+  }
+  block_wait(u, t, wait_kind::block_barrier, where);
+}
+
+/// Cluster barrier: every thread of every block of the cluster.
+inline void cluster_sync(gpu_thread& t, const site& where) {
+  unit_state& u = *t.unit;
+  barrier_state& b = u.cluster_barrier;
+  const int me = t.block->cluster_rank * u.info->threads_per_block + t.thread_rank;
+  if (b.arrived == 0) {
+    b.where = where;
+    b.first_thread = me;
+  } else if (!(b.where == where)) {
+    kernel_bug(t, "threads wait at different cluster barriers: this thread at " + where.str() + ", another at " +
+                      b.where.str() + ". Every thread of a cluster must reach the same cluster.sync().");
+  }
+  if (++b.arrived == b.expected) {
+    b.arrived = 0;
+    for (gpu_thread* x : u.threads) make_ready(u, *x);
+    return;
+  }
+  block_wait(u, t, wait_kind::cluster_barrier, where);
+}
+
+// ---- warp collectives ---------------------------------------------------------------------------
+
+/// Every lane deposits `bytes` of its value and waits for all lanes of its warp; returns the slot bank
+/// that now holds every lane's value. Two banks alternate: a lane cannot overwrite a bank another lane
+/// still reads, because it must first pass the next collective, which waits for that lane.
+inline int warp_rendezvous(gpu_thread& t, collective op, const void* value, std::size_t bytes,
+                           const site& where) {
+  unit_state& u = *t.unit;
+  warp_state& w = *t.warp;
+  if (w.arrived == 0) {
+    w.op = op;
+    w.where = where;
+    w.first_lane = t.lane;
+  } else if (w.op != op || !(w.where == where)) {
+    kernel_bug(t, std::string("lanes of warp ") + std::to_string(t.warp_index) + " meet at different collectives: lane " +
+                      std::to_string(t.lane) + " at " + to_string(op) + " (" + where.str() + "), lane " +
+                      std::to_string(w.first_lane) + " at " + to_string(w.op) + " (" + w.where.str() +
+                      "). Every lane of a warp must reach the same collective.");
+  }
+  const int bank = w.parity;
+  if (bytes) std::memcpy(w.slots[bank][t.lane], value, bytes);
+  if (++w.arrived == w.lanes) {
+    w.arrived = 0;
+    w.parity ^= 1;
+    const int base = t.block->cluster_rank * u.info->threads_per_block + t.warp_index * u.info->warp_size;
+    for (int i = 0; i < w.lanes; ++i) {
+      gpu_thread& x = *u.threads[base + i];
+      if (&x != &t) make_ready(u, x);
+    }
+    return bank;
+  }
+  t.waiting_op = op;
+  block_wait(u, t, wait_kind::warp_collective, where);
+  return bank;
+}
+
+// ---- the report for a block that can never finish -----------------------------------------------
+
+inline std::string rank_ranges(const std::vector<int>& r) {
+  std::string s;
+  for (std::size_t i = 0; i < r.size();) {
+    std::size_t j = i;
+    while (j + 1 < r.size() && r[j + 1] == r[j] + 1) ++j;
+    if (!s.empty()) s += ",";
+    s += std::to_string(r[i]);
+    if (j > i) s += "-" + std::to_string(r[j]);
+    i = j + 1;
+  }
+  return s;
+}
+
+inline std::string describe_wait(const gpu_thread& t) {
+  switch (t.waiting) {
+    case wait_kind::block_barrier: return "wait at block.sync() (" + t.waiting_at.str() + ")";
+    case wait_kind::cluster_barrier: return "wait at cluster.sync() (" + t.waiting_at.str() + ")";
+    case wait_kind::warp_collective:
+      return std::string("wait at ") + to_string(t.waiting_op) + " (" + t.waiting_at.str() + ")";
+    case wait_kind::exited: return "have exited";
+    default: return "are running";
+  }
+}
+
+/// "threads 1-255 wait at block.sync() (k.hpp:34); thread 0 has exited", per block of the unit.
+inline std::string deadlock_report(const unit_state& u) {
+  const launch_info& L = *u.info;
+  std::string msg = "strata emulator: kernel '" + L.kernel + "' (as " + L.target + ") can never finish: ";
+  for (std::size_t b = 0; b < u.blocks.size(); ++b) {
+    std::vector<std::pair<std::string, std::vector<int>>> groups;
+    for (int i = 0; i < L.threads_per_block; ++i) {
+      const gpu_thread& t = *u.threads[b * L.threads_per_block + i];
+      const std::string what = describe_wait(t);
+      auto it = std::find_if(groups.begin(), groups.end(), [&](auto& g) { return g.first == what; });
+      if (it == groups.end()) groups.push_back({what, {i}});
+      else it->second.push_back(i);
+    }
+    msg += (b ? "; block " : "block ") + dims_str(u.blocks[b].index) + ": ";
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+      const auto& [what, ranks] = groups[g];
+      std::string w = what;
+      if (ranks.size() == 1 && w.rfind("have ", 0) == 0) w = "has " + w.substr(5);
+      msg += (g ? "; " : "") + std::string(ranks.size() == 1 ? "thread " : "threads ") + rank_ranges(ranks) + " " + w;
+    }
+  }
+  msg += ". A barrier or warp collective must be reached by every thread of its scope"
+         " (thread numbers are ranks in the block).";
+  return msg;
+}
+
+// ---- the worker: fibers kept across blocks and launches -----------------------------------------
+
+inline bctx::fiber fiber_main(gpu_thread* t, bctx::fiber&& scheduler) {
+  t->caller = std::move(scheduler);
+  for (;;) {
+    try {
+      t->entry(t->launch, *t);
+    } catch (const bctx::detail::forced_unwind&) {
+      throw;  // the fiber is being destroyed: let Boost unwind it
+    } catch (...) {
+      t->error = std::current_exception();
+    }
+    t->waiting = wait_kind::exited;
+    t->runnable = false;
+    --t->unit->runnable;
+    ++t->unit->exited;
+    t->caller = std::move(t->caller).resume();  // back to the scheduler; resumed with the next thread's job
+  }
+}
+
+/// Per-OS-thread resources: a fiber per GPU thread of the largest unit seen, shared memory, warps.
+struct worker {
+  std::vector<std::unique_ptr<gpu_thread>> fibers;
+  std::size_t stack_bytes = 0;
+  std::vector<unsigned char> arena;
+  std::vector<warp_state> warps;
+  unit_state unit;
+
+  void ensure_fibers(std::size_t n, std::size_t stack) {
+    if (stack != stack_bytes) {
+      fibers.clear();  // destroying a fiber unwinds it
+      stack_bytes = stack;
+    }
+    while (fibers.size() < n) {
+      auto t = std::make_unique<gpu_thread>();
+      gpu_thread* raw = t.get();
+      t->self = bctx::fiber(std::allocator_arg, bctx::protected_fixedsize_stack(stack),
+                            [raw](bctx::fiber&& s) { return fiber_main(raw, std::move(s)); });
+      fibers.push_back(std::move(t));
+    }
+  }
+
+  /// After an aborted block its fibers are stopped mid-kernel; drop them (their stacks unwind).
+  void discard() { fibers.clear(); }
+
+  static worker& local() {
+    thread_local worker w;
+    return w;
+  }
+};
+
+/// Runs every thread of `u` to completion in the order `order`; throws strata::emulator_error for a
+/// thread that threw, a barrier that can never complete, or a shared-memory overrun.
+inline void run_unit(worker& w, unit_state& u, schedule order, std::mt19937_64& rng) {
+  const int n = static_cast<int>(u.threads.size());
+  std::vector<int> sequence(n);
+  std::iota(sequence.begin(), sequence.end(), 0);
+  if (order == schedule::reverse) std::reverse(sequence.begin(), sequence.end());
+  while (u.exited < n) {
+    if (order == schedule::random) std::shuffle(sequence.begin(), sequence.end(), rng);
+    for (int i : sequence) {
+      gpu_thread& t = *u.threads[i];
+      if (!t.runnable) continue;
+      t.self = std::move(t.self).resume();
+      if (t.error) {
+        std::exception_ptr e = t.error;
+        w.discard();
+        try {
+          std::rethrow_exception(e);
+        } catch (const emulator_error&) {
+          throw;
+        } catch (const std::exception& ex) {
+          throw emulator_error("strata emulator: kernel '" + u.info->kernel + "', block " + dims_str(t.block->index) +
+                               ", thread " + dims_str(t.thread_index) + " threw: " + ex.what());
+        } catch (...) {
+          throw emulator_error("strata emulator: kernel '" + u.info->kernel + "', block " + dims_str(t.block->index) +
+                               ", thread " + dims_str(t.thread_index) + " threw a non-standard exception");
+        }
+      }
+    }
+    if (u.exited < n && u.runnable == 0) {
+      std::string report = deadlock_report(u);
+      w.discard();
+      throw emulator_error(report);
+    }
+  }
+  // Shared memory overruns: each block's canary must be intact.
+  for (const block_state& b : u.blocks) {
+    const unsigned char* c = b.smem + u.info->shared_total;
+    for (std::size_t i = 0; i < canary_bytes; ++i)
+      if (c[i] != canary_byte)
+        throw emulator_error("strata emulator: kernel '" + u.info->kernel + "', block " + dims_str(b.index) +
+                             " wrote past the end of its shared memory (" + std::to_string(u.info->shared_total) +
+                             " bytes: " + std::to_string(u.info->static_shared) + " static + " +
+                             std::to_string(u.info->dynamic_shared) + " dynamic), at byte " +
+                             std::to_string(u.info->shared_total + i));
+  }
+}
+
+}  // namespace strata::emulator::detail

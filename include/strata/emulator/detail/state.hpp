@@ -1,0 +1,111 @@
+// strata/emulator/detail/state.hpp -- what the emulator keeps per GPU thread, warp, block and cluster.
+#pragma once
+
+#include <boost/context/fiber.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <exception>
+#include <source_location>
+#include <string>
+#include <vector>
+
+#include "strata/hierarchy/dims.hpp"
+
+namespace strata::emulator::detail {
+
+/// What a suspended GPU thread waits for. `none` while it runs or is ready to run.
+enum class wait_kind : std::uint8_t { none, block_barrier, cluster_barrier, warp_collective, exited };
+
+/// Kinds of warp collective, so that lanes meeting at different collectives are told apart.
+enum class collective : std::uint8_t { sync, shfl, shfl_xor, shfl_up, shfl_down, ballot, any, all };
+
+constexpr const char* to_string(collective c) {
+  switch (c) {
+    case collective::sync: return "warp.sync()";
+    case collective::shfl: return "warp.shfl()";
+    case collective::shfl_xor: return "warp.shfl_xor()";
+    case collective::shfl_up: return "warp.shfl_up()";
+    case collective::shfl_down: return "warp.shfl_down()";
+    case collective::ballot: return "warp.ballot()";
+    case collective::any: return "warp.any()";
+    case collective::all: return "warp.all()";
+  }
+  return "warp collective";
+}
+
+/// A source position: where a thread waits. Two waits match when file and line and column match.
+struct site {
+  const char* file = "";
+  unsigned line = 0, column = 0;
+  site() = default;
+  site(const std::source_location& l) : file(l.file_name()), line(l.line()), column(l.column()) {}
+  friend bool operator==(const site& a, const site& b) {
+    return a.line == b.line && a.column == b.column && std::strcmp(a.file, b.file) == 0;
+  }
+  std::string str() const {
+    const char* base = std::strrchr(file, '/');
+    return std::string(base ? base + 1 : file) + ":" + std::to_string(line);
+  }
+};
+
+/// The largest value a warp collective exchanges per lane (the GPU's shuffles move 32-bit words;
+/// we allow anything trivially copyable up to this size, split into words on the GPU).
+inline constexpr std::size_t max_exchange_bytes = 32;
+inline constexpr int max_warp_size = 64;
+
+struct warp_state {
+  int lanes = 0;       // lanes that exist (a partial last warp has fewer than the warp size)
+  int arrived = 0;     // lanes waiting at the current collective
+  int parity = 0;      // which slot bank the current collective fills
+  collective op = collective::sync;
+  site where;
+  int first_lane = 0;  // the lane that opened the current collective (for messages)
+  alignas(16) unsigned char slots[2][max_warp_size][max_exchange_bytes];
+};
+
+struct barrier_state {
+  int expected = 0;
+  int arrived = 0;
+  site where;
+  int first_thread = 0;
+};
+
+struct block_state {
+  dims index;
+  long long rank = 0;     // linear block id in the grid
+  int cluster_rank = 0;   // linear rank inside its cluster
+  int chiplet = 0;
+  int threads = 0;
+  unsigned char* smem = nullptr;
+  barrier_state barrier;
+  std::vector<warp_state>* warps = nullptr;  // owned by the worker, reused
+  int warp_base = 0;                         // index of this block's first warp in *warps
+};
+
+struct unit_state;
+
+/// One GPU thread: its fiber, where it is in the hierarchy, and what it waits for.
+struct gpu_thread {
+  boost::context::fiber self;    // the suspended fiber (empty while it runs)
+  boost::context::fiber caller;  // the scheduler, while the fiber runs
+  void (*entry)(const void* launch, gpu_thread& self) = nullptr;
+  const void* launch = nullptr;
+
+  unit_state* unit = nullptr;
+  block_state* block = nullptr;
+  warp_state* warp = nullptr;
+  dims thread_index;
+  int thread_rank = 0;  // in the block
+  int lane = 0;
+  int warp_index = 0;
+
+  wait_kind waiting = wait_kind::none;
+  collective waiting_op = collective::sync;
+  site waiting_at;
+  bool runnable = false;
+  std::exception_ptr error;
+};
+
+}  // namespace strata::emulator::detail

@@ -1,0 +1,6 @@
+// strata/emulator/emulator.hpp -- the host SIMT emulator: run GPU kernels on the CPU.
+#pragma once
+
+#include "strata/emulator/context.hpp"
+#include "strata/emulator/launch.hpp"
+#include "strata/emulator/options.hpp"

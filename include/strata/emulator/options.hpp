@@ -1,0 +1,77 @@
+// strata/emulator/options.hpp -- how the host emulator runs a launch: workers, fiber order, stacks.
+//
+// Every field can also be set from the environment (read by options::from_environment(), which is
+// what a default-constructed strata::stream uses on the host backend):
+//   STRATA_EMU_WORKERS   worker threads (default: all hardware threads)
+//   STRATA_EMU_SCHEDULE  round_robin | reverse | random   (order in which runnable fibers resume)
+//   STRATA_EMU_SEED      seed for the random schedule
+//   STRATA_EMU_STACK_KB  stack per GPU thread in KiB (default 256; 1024 under AddressSanitizer)
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+#include <thread>
+
+#include "strata/runtime/error.hpp"
+
+namespace strata::emulator {
+
+/// Order in which the fibers of a block (or cluster) that are ready to run are resumed. Results of a
+/// correct kernel do not depend on it; a kernel with a race usually does, so tests run several.
+enum class schedule { round_robin, reverse, random };
+
+struct options {
+  int workers = 0;                       // 0: every hardware thread
+  schedule order = schedule::round_robin;
+  std::uint64_t seed = 0;                // for schedule::random
+  std::size_t stack_bytes = 0;           // 0: the default below
+
+#if defined(__SANITIZE_ADDRESS__) || defined(STRATA_ASAN)
+  static constexpr std::size_t default_stack_bytes = 1024 * 1024;
+#else
+  static constexpr std::size_t default_stack_bytes = 256 * 1024;
+#endif
+
+  int resolved_workers() const {
+    if (workers > 0) return workers;
+    const unsigned h = std::thread::hardware_concurrency();
+    return h == 0 ? 1 : static_cast<int>(h);
+  }
+  std::size_t resolved_stack_bytes() const { return stack_bytes ? stack_bytes : default_stack_bytes; }
+
+  /// Options from the STRATA_EMU_* environment variables; malformed values are an error, not ignored.
+  static options from_environment() {
+    options o;
+    auto get = [](const char* name) -> const char* {
+      const char* v = std::getenv(name);
+      return (v && *v) ? v : nullptr;
+    };
+    auto number = [](const char* name, const char* v, long long lo) {
+      char* end = nullptr;
+      const long long x = std::strtoll(v, &end, 10);
+      if (*end != '\0' || x < lo)
+        throw invalid_argument("strata::emulator::options", name,
+                               "must be an integer >= " + std::to_string(lo) + ", got '" + v + "'");
+      return x;
+    };
+    if (const char* v = get("STRATA_EMU_WORKERS")) o.workers = static_cast<int>(number("STRATA_EMU_WORKERS", v, 1));
+    if (const char* v = get("STRATA_EMU_SEED")) o.seed = static_cast<std::uint64_t>(number("STRATA_EMU_SEED", v, 0));
+    if (const char* v = get("STRATA_EMU_STACK_KB"))
+      o.stack_bytes = static_cast<std::size_t>(number("STRATA_EMU_STACK_KB", v, 16)) * 1024;
+    if (const char* v = get("STRATA_EMU_SCHEDULE")) {
+      const std::string_view s(v);
+      if (s == "round_robin") o.order = schedule::round_robin;
+      else if (s == "reverse") o.order = schedule::reverse;
+      else if (s == "random") o.order = schedule::random;
+      else
+        throw invalid_argument("strata::emulator::options", "STRATA_EMU_SCHEDULE",
+                               "must be round_robin, reverse or random, got '" + std::string(s) + "'");
+    }
+    return o;
+  }
+};
+
+}  // namespace strata::emulator
