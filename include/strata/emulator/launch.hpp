@@ -90,6 +90,7 @@ inline void setup_unit(worker& w, const launch_info& L, long long c, std::size_t
       t.warp = &w.warps[static_cast<std::size_t>(r) * L.warps_per_block + t.warp_index];
       t.waiting = wait_kind::none;
       t.runnable = true;
+      t.abort = false;
       t.error = nullptr;
       u.threads[static_cast<std::size_t>(r) * nt + i] = &t;
     }

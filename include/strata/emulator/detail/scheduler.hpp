@@ -51,8 +51,14 @@ inline std::string dims_str(dims d) {
 
 // ---- switching -----------------------------------------------------------------------------------
 
-/// Suspends the calling GPU thread until the scheduler resumes it.
-inline void suspend(gpu_thread& t) { t.caller = std::move(t.caller).resume(); }
+/// Suspends the calling GPU thread until the scheduler resumes it. If its block failed meanwhile,
+/// it unwinds (abort_unit) back to the fiber's loop, running the destructors of kernel locals.
+inline void suspend(gpu_thread& t) {
+  switch_begin(&t.fake_stack, *t.scheduler_stack);
+  t.caller = std::move(t.caller).resume();
+  switch_end(t.fake_stack, t.scheduler_stack);
+  if (t.abort) throw abort_unit{};
+}
 
 inline void make_ready(unit_state& u, gpu_thread& t) {
   if (!t.runnable) {
@@ -209,23 +215,54 @@ inline std::string deadlock_report(const unit_state& u) {
 
 // ---- the worker: fibers kept across blocks and launches -----------------------------------------
 
+/// The body of every fiber: run a GPU thread's job, park, repeat. Fibers outlive blocks and launches;
+/// they are only left (never destroyed while suspended) when their worker goes away.
 inline bctx::fiber fiber_main(gpu_thread* t, bctx::fiber&& scheduler) {
+  switch_end(nullptr, t->scheduler_stack);
   t->caller = std::move(scheduler);
   for (;;) {
-    try {
-      t->entry(t->launch, *t);
-    } catch (const bctx::detail::forced_unwind&) {
-      throw;  // the fiber is being destroyed: let Boost unwind it
-    } catch (...) {
-      t->error = std::current_exception();
+    if (t->quit) break;
+    if (!t->abort) {
+      try {
+        t->entry(t->launch, *t);
+      } catch (const abort_unit&) {
+        // the block failed elsewhere; this thread was unwound
+      } catch (...) {
+        t->error = std::current_exception();
+      }
     }
     t->waiting = wait_kind::exited;
-    t->runnable = false;
-    --t->unit->runnable;
+    if (t->runnable) {
+      t->runnable = false;
+      --t->unit->runnable;
+    }
     ++t->unit->exited;
-    t->caller = std::move(t->caller).resume();  // back to the scheduler; resumed with the next thread's job
+    switch_begin(&t->fake_stack, *t->scheduler_stack);
+    t->caller = std::move(t->caller).resume();  // park; resumed with the next job (or to quit)
+    switch_end(t->fake_stack, t->scheduler_stack);
   }
+  switch_begin(nullptr, *t->scheduler_stack);  // leaving for good
+  return std::move(t->caller);
 }
+
+/// Switches from the scheduler into GPU thread `t` until it suspends or parks.
+inline void resume(gpu_thread& t, void** scheduler_fake_stack) {
+  switch_begin(scheduler_fake_stack, t.stack);
+  t.self = std::move(t.self).resume();
+  switch_end(*scheduler_fake_stack, nullptr);
+}
+
+/// A stack allocator that remembers the stack it handed out (AddressSanitizer needs its bounds).
+struct recorded_stack {
+  bctx::protected_fixedsize_stack inner;
+  gpu_thread* owner;
+  bctx::stack_context allocate() {
+    bctx::stack_context s = inner.allocate();
+    owner->stack = {static_cast<const char*>(s.sp) - s.size, s.size};
+    return s;
+  }
+  void deallocate(bctx::stack_context& s) noexcept { inner.deallocate(s); }
+};
 
 /// Per-OS-thread resources: a fiber per GPU thread of the largest unit seen, shared memory, warps.
 struct worker {
@@ -234,29 +271,48 @@ struct worker {
   std::vector<unsigned char> arena;
   std::vector<warp_state> warps;
   unit_state unit;
+  stack_bounds own_stack;
+  void* fake_stack = nullptr;
 
   void ensure_fibers(std::size_t n, std::size_t stack) {
     if (stack != stack_bytes) {
-      fibers.clear();  // destroying a fiber unwinds it
+      release();
       stack_bytes = stack;
     }
     while (fibers.size() < n) {
       auto t = std::make_unique<gpu_thread>();
       gpu_thread* raw = t.get();
-      t->self = bctx::fiber(std::allocator_arg, bctx::protected_fixedsize_stack(stack),
+      raw->scheduler_stack = &own_stack;
+      t->self = bctx::fiber(std::allocator_arg, recorded_stack{bctx::protected_fixedsize_stack(stack), raw},
                             [raw](bctx::fiber&& s) { return fiber_main(raw, std::move(s)); });
       fibers.push_back(std::move(t));
     }
   }
 
-  /// After an aborted block its fibers are stopped mid-kernel; drop them (their stacks unwind).
-  void discard() { fibers.clear(); }
+  /// Lets every started fiber leave its loop and return, so no stack is abandoned mid-frame.
+  void release() {
+    for (auto& t : fibers) {
+      if (!t->self) continue;
+      t->quit = true;  // a parked or never-started fiber checks this first and returns
+      resume(*t, &fake_stack);
+    }
+    fibers.clear();
+  }
+
+  ~worker() { release(); }
 
   static worker& local() {
     thread_local worker w;
     return w;
   }
 };
+
+/// Unwinds every thread of a failed unit that has not exited, back to its fiber's loop.
+inline void abort_unit_threads(worker& w, unit_state& u) {
+  for (gpu_thread* t : u.threads) t->abort = true;
+  for (gpu_thread* t : u.threads)
+    if (t->waiting != wait_kind::exited) resume(*t, &w.fake_stack);
+}
 
 /// Runs every thread of `u` to completion in the order `order`; throws strata::emulator_error for a
 /// thread that threw, a barrier that can never complete, or a shared-memory overrun.
@@ -270,10 +326,11 @@ inline void run_unit(worker& w, unit_state& u, schedule order, std::mt19937_64& 
     for (int i : sequence) {
       gpu_thread& t = *u.threads[i];
       if (!t.runnable) continue;
-      t.self = std::move(t.self).resume();
+      resume(t, &w.fake_stack);
       if (t.error) {
         std::exception_ptr e = t.error;
-        w.discard();
+        t.error = nullptr;
+        abort_unit_threads(w, u);
         try {
           std::rethrow_exception(e);
         } catch (const emulator_error&) {
@@ -289,7 +346,7 @@ inline void run_unit(worker& w, unit_state& u, schedule order, std::mt19937_64& 
     }
     if (u.exited < n && u.runnable == 0) {
       std::string report = deadlock_report(u);
-      w.discard();
+      abort_unit_threads(w, u);
       throw emulator_error(report);
     }
   }

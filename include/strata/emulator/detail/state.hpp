@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "strata/emulator/detail/asan.hpp"
 #include "strata/hierarchy/dims.hpp"
 
 namespace strata::emulator::detail {
@@ -105,7 +106,16 @@ struct gpu_thread {
   collective waiting_op = collective::sync;
   site waiting_at;
   bool runnable = false;
+  bool abort = false;  // the unit failed: unwind this thread back to its fiber's loop
+  bool quit = false;   // the worker is going away: leave the fiber's loop
   std::exception_ptr error;
+
+  stack_bounds stack;             // this fiber's stack (for AddressSanitizer)
+  stack_bounds* scheduler_stack;  // the worker thread's stack (for AddressSanitizer)
+  void* fake_stack = nullptr;
 };
+
+/// Thrown inside a suspended GPU thread to unwind it when its block has failed.
+struct abort_unit {};
 
 }  // namespace strata::emulator::detail
