@@ -51,7 +51,9 @@
 #endif
 
 #define STRATA_PRAGMA(x) _Pragma(#x)
-#if STRATA_BACKEND_CUDA || STRATA_BACKEND_HIP || defined(__clang__)
+// `#pragma unroll` is for nvcc's device pass and clang; GCC (the host compiler of nvcc's host pass and
+// of the host backend) spells it `GCC unroll` and warns about the other spelling.
+#if STRATA_DEVICE_PASS || defined(__clang__)
 #define STRATA_UNROLL STRATA_PRAGMA(unroll)
 #define STRATA_NO_UNROLL STRATA_PRAGMA(unroll 1)
 #elif defined(__GNUC__)
