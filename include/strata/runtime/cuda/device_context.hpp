@@ -1,0 +1,317 @@
+// strata/runtime/cuda/device_context.hpp -- the hierarchy context of a kernel running on an NVIDIA GPU.
+//
+// Implements every level documented at the top of strata/hierarchy/levels.hpp with CUDA built-ins,
+// intrinsics and PTX. This file (with the rest of runtime/cuda/) is where threadIdx, __syncthreads,
+// shuffles and inline assembly live, so that kernels never name them.
+//
+// The level objects are empty or nearly empty and fully inlined: each query reads a special register
+// (%tid, %ctaid, %laneid, %cluster_ctarank, ...) where it is used, and the compiler drops what a
+// kernel does not ask for.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include "strata/arch/arch.hpp"
+#include "strata/config/config.hpp"
+#include "strata/hierarchy/dims.hpp"
+#include "strata/hierarchy/kernel.hpp"
+#include "strata/hierarchy/levels.hpp"
+#include "strata/runtime/detail/shuffle.hpp"
+
+namespace strata::cuda {
+
+namespace detail {
+
+/// Linear thread id in the block, x fastest (the order in which CUDA packs threads into warps).
+STRATA_DEVICE STRATA_FORCEINLINE int thread_rank() {
+  return static_cast<int>(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
+}
+STRATA_DEVICE STRATA_FORCEINLINE int block_threads() { return static_cast<int>(blockDim.x * blockDim.y * blockDim.z); }
+
+/// True in a device pass for a GPU with thread block clusters (sm_90 and later).
+inline constexpr bool hardware_clusters = STRATA_CUDA_DEVICE_PASS && (arch::current::max_cluster_size > 1);
+
+// Reads of PTX special registers. `volatile` where the value can change while the thread runs
+// (%smid: a preempted block may resume on another SM); the others are constants of the launch.
+#if STRATA_CUDA_DEVICE_PASS
+#define STRATA_CUDA_SREG(name, reg)                               \
+  STRATA_DEVICE STRATA_FORCEINLINE unsigned name() {              \
+    unsigned r;                                                   \
+    asm("mov.u32 %0, " reg ";" : "=r"(r));                        \
+    return r;                                                     \
+  }
+#else
+#define STRATA_CUDA_SREG(name, reg) \
+  STRATA_DEVICE STRATA_FORCEINLINE unsigned name() { return 0; }
+#endif
+STRATA_CUDA_SREG(lane_id, "%%laneid")
+STRATA_CUDA_SREG(cluster_ctarank, "%%cluster_ctarank")
+STRATA_CUDA_SREG(cluster_nctarank, "%%cluster_nctarank")
+STRATA_CUDA_SREG(cluster_nctaid_x, "%%cluster_nctaid.x")
+STRATA_CUDA_SREG(cluster_nctaid_y, "%%cluster_nctaid.y")
+STRATA_CUDA_SREG(cluster_nctaid_z, "%%cluster_nctaid.z")
+STRATA_CUDA_SREG(clusterid_x, "%%clusterid.x")
+STRATA_CUDA_SREG(clusterid_y, "%%clusterid.y")
+STRATA_CUDA_SREG(clusterid_z, "%%clusterid.z")
+STRATA_CUDA_SREG(nclusterid_x, "%%nclusterid.x")
+STRATA_CUDA_SREG(nclusterid_y, "%%nclusterid.y")
+STRATA_CUDA_SREG(nclusterid_z, "%%nclusterid.z")
+STRATA_CUDA_SREG(nsmid, "%%nsmid")
+#undef STRATA_CUDA_SREG
+
+STRATA_DEVICE STRATA_FORCEINLINE unsigned smid() {
+#if STRATA_CUDA_DEVICE_PASS
+  unsigned r;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(r));
+  return r;
+#else
+  return 0;
+#endif
+}
+
+}  // namespace detail
+
+/// The context handed to a kernel by the CUDA trampoline (runtime/cuda/launch.hpp).
+template <class Target>
+class device_context {
+ public:
+  using target = Target;
+  static constexpr int warp_size = Target::warp_size;
+
+  static_assert(arch::target<Target>, "strata::cuda::device_context<Target>: Target must be an arch descriptor");
+  // In the host pass arch::current is `host`; only the device pass knows the GPU's warp size.
+  static_assert(!STRATA_CUDA_DEVICE_PASS || Target::warp_size == arch::current_warp_size,
+                "strata::cuda::device_context: the kernel's target declares a warp size that differs from the "
+                "GPU this pass compiles for (NVIDIA warps have 32 lanes); a kernel configured for a wave64 AMD "
+                "target cannot be built with nvcc -- configure it with arch::sm80, sm90a or sm100a");
+
+  // Clusters exist only when both the compiled GPU and the kernel's target have them; a kernel
+  // configured for sm80 never runs in a cluster (validate_launch rejects it), so it gets the cheaper
+  // degenerate level even when compiled for sm_90a.
+  static constexpr bool has_clusters = detail::hardware_clusters && (Target::max_cluster_size > 1);
+
+  // ---- levels ------------------------------------------------------------------------------------
+
+  struct grid_level {
+    STRATA_DEVICE dims shape() const {
+      return dims(static_cast<int>(gridDim.x), static_cast<int>(gridDim.y), static_cast<int>(gridDim.z));
+    }
+    STRATA_DEVICE long long size() const { return shape().volume(); }
+  };
+
+  struct chiplet_level {
+    /// The chiplet this block runs on. On sm_100 (B200) NVIDIA documents no die id; the SM id is
+    /// split into `count()` contiguous halves, an EXPERIMENTAL guess that matches the sm100a
+    /// topology's `contiguous` model. Elsewhere the GPU is one die and the index is 0.
+    STRATA_DEVICE int index() const {
+      if constexpr (Target::chiplets.count <= 1) {
+        return 0;
+      } else if constexpr (STRATA_CUDA_DEVICE_PASS && std::is_same_v<arch::current, arch::sm100a>) {
+        const unsigned n = detail::nsmid();
+        const unsigned id = detail::smid();
+        const int c = static_cast<int>((static_cast<unsigned long long>(id) * Target::chiplets.count) / (n ? n : 1u));
+        return c < Target::chiplets.count ? c : Target::chiplets.count - 1;
+      } else {
+        return 0;
+      }
+    }
+    STRATA_DEVICE static constexpr int count() { return Target::chiplets.count; }
+  };
+
+  struct block_level {
+    STRATA_DEVICE dims index() const {
+      return dims(static_cast<int>(blockIdx.x), static_cast<int>(blockIdx.y), static_cast<int>(blockIdx.z));
+    }
+    /// Linear block id in the grid, x fastest.
+    STRATA_DEVICE long long rank() const {
+      return blockIdx.x + static_cast<long long>(gridDim.x) * (blockIdx.y + static_cast<long long>(gridDim.y) * blockIdx.z);
+    }
+    STRATA_DEVICE dims shape() const {
+      return dims(static_cast<int>(blockDim.x), static_cast<int>(blockDim.y), static_cast<int>(blockDim.z));
+    }
+    STRATA_DEVICE int size() const { return detail::block_threads(); }
+    STRATA_DEVICE dims thread_index() const {
+      return dims(static_cast<int>(threadIdx.x), static_cast<int>(threadIdx.y), static_cast<int>(threadIdx.z));
+    }
+    STRATA_DEVICE int thread_rank() const { return detail::thread_rank(); }
+    /// Barrier of every thread of the block, with shared and global memory ordering (bar.sync 0).
+    STRATA_DEVICE void sync() const { __syncthreads(); }
+  };
+
+  struct cluster_level {
+    /// Linear id of this block's cluster in the grid (x fastest).
+    STRATA_DEVICE long long index() const {
+      if constexpr (has_clusters) {
+        return detail::clusterid_x() +
+               static_cast<long long>(detail::nclusterid_x()) *
+                   (detail::clusterid_y() + static_cast<long long>(detail::nclusterid_y()) * detail::clusterid_z());
+      } else {
+        return block_level{}.rank();
+      }
+    }
+    /// Clusters in the grid.
+    STRATA_DEVICE long long count() const {
+      if constexpr (has_clusters) {
+        return static_cast<long long>(detail::nclusterid_x()) * detail::nclusterid_y() * detail::nclusterid_z();
+      } else {
+        return grid_level{}.size();
+      }
+    }
+    /// Blocks of one cluster in each dimension.
+    STRATA_DEVICE dims shape() const {
+      if constexpr (has_clusters) {
+        return dims(static_cast<int>(detail::cluster_nctaid_x()), static_cast<int>(detail::cluster_nctaid_y()),
+                    static_cast<int>(detail::cluster_nctaid_z()));
+      } else {
+        return dims(1, 1, 1);
+      }
+    }
+    STRATA_DEVICE int size() const {
+      if constexpr (has_clusters) return static_cast<int>(detail::cluster_nctarank());
+      else return 1;
+    }
+    STRATA_DEVICE int block_rank() const {
+      if constexpr (has_clusters) return static_cast<int>(detail::cluster_ctarank());
+      else return 0;
+    }
+    /// Barrier of every thread of every block of the cluster. arrive has release and wait acquire
+    /// semantics at cluster scope, so shared-memory writes before it are visible to the other
+    /// blocks' shared_of() reads after it. `.aligned`: every thread of a warp executes the same
+    /// barrier, which the context's contract already demands (all threads reach each sync()).
+    /// A launch without clusters on sm_90+ is an implicit cluster of one block, where the same
+    /// instructions act as a block barrier.
+    STRATA_DEVICE void sync() const {
+      if constexpr (has_clusters) {
+#if STRATA_CUDA_DEVICE_PASS
+        asm volatile("barrier.cluster.arrive.aligned;\n\tbarrier.cluster.wait.aligned;" ::: "memory");
+#endif
+      } else {
+        __syncthreads();
+      }
+    }
+    /// The object at the same shared-memory address as `local`, in the block of this cluster with
+    /// rank `rank` (distributed shared memory). `mapa` on a generic address yields a generic address,
+    /// so the result is an ordinary reference usable with plain loads and stores.
+    template <class T>
+    STRATA_DEVICE T& shared_of(T& local, int rank) const {
+      if constexpr (has_clusters) {
+#if STRATA_CUDA_DEVICE_PASS
+        std::uint64_t remote;
+        asm("mapa.u64 %0, %1, %2;" : "=l"(remote) : "l"(reinterpret_cast<std::uint64_t>(&local)), "r"(rank));
+        return *reinterpret_cast<T*>(remote);
+#else
+        (void)rank;
+        return local;
+#endif
+      } else {
+        (void)rank;  // a cluster of one block: rank can only be 0, this block
+        return local;
+      }
+    }
+  };
+
+  struct warp_level {
+    using mask_type = lane_mask<32>;
+
+    STRATA_DEVICE static constexpr int size() { return 32; }
+    /// Warp index inside the block.
+    STRATA_DEVICE int index() const { return detail::thread_rank() / 32; }
+    /// Warps per block (the last one may be partial).
+    STRATA_DEVICE int count() const { return (detail::block_threads() + 31) / 32; }
+    STRATA_DEVICE int lane_index() const { return static_cast<int>(detail::lane_id()); }
+    /// Lanes that exist in this warp: 32, except in the last warp of a block whose size is not a
+    /// multiple of 32.
+    STRATA_DEVICE int active_lanes() const {
+      const int rest = detail::block_threads() - index() * 32;
+      return rest < 32 ? rest : 32;
+    }
+    /// The lanes that exist. Collectives name exactly these lanes: a full-warp mask on a partial
+    /// warp would wait for lanes that were never launched.
+    STRATA_DEVICE mask_type lanes() const {
+      const int n = active_lanes();
+      return n >= 32 ? 0xffffffffu : ((1u << n) - 1u);
+    }
+
+    STRATA_DEVICE void sync() const { __syncwarp(lanes()); }
+
+    /// Value of `v` in lane `src` (taken modulo the warp size, as CUDA does).
+    template <class T>
+    STRATA_DEVICE T shfl(const T& v, int src) const {
+      const mask_type m = lanes();
+      return strata::detail::shuffle_by_words(v, [&](std::uint32_t w) { return __shfl_sync(m, w, src); });
+    }
+    /// Value of `v` in lane (lane ^ mask); a lane whose partner is outside the warp keeps its own value.
+    template <class T>
+    STRATA_DEVICE T shfl_xor(const T& v, int lane_mask_) const {
+      const mask_type m = lanes();
+      return strata::detail::shuffle_by_words(v, [&](std::uint32_t w) { return __shfl_xor_sync(m, w, lane_mask_); });
+    }
+    /// Value of `v` in lane (lane - delta); lanes below `delta` keep their own value.
+    template <class T>
+    STRATA_DEVICE T shfl_up(const T& v, int delta) const {
+      const mask_type m = lanes();
+      return strata::detail::shuffle_by_words(v, [&](std::uint32_t w) { return __shfl_up_sync(m, w, static_cast<unsigned>(delta)); });
+    }
+    /// Value of `v` in lane (lane + delta); lanes whose source is past lane 31 keep their own value.
+    template <class T>
+    STRATA_DEVICE T shfl_down(const T& v, int delta) const {
+      const mask_type m = lanes();
+      return strata::detail::shuffle_by_words(v, [&](std::uint32_t w) { return __shfl_down_sync(m, w, static_cast<unsigned>(delta)); });
+    }
+    /// Bit i set when lane i exists and its predicate is true.
+    STRATA_DEVICE mask_type ballot(bool p) const { return __ballot_sync(lanes(), p); }
+    STRATA_DEVICE bool any(bool p) const { return __any_sync(lanes(), p) != 0; }
+    STRATA_DEVICE bool all(bool p) const { return __all_sync(lanes(), p) != 0; }
+
+    /// All-reduce with strata::detail::tree_reduce: the same order of operations on every backend.
+    template <class T, class Op>
+    STRATA_DEVICE T reduce(const T& v, Op op) const { return strata::detail::tree_reduce(*this, v, op); }
+    template <class T>
+    STRATA_DEVICE T sum(const T& v) const { return reduce(v, plus{}); }
+    template <class T>
+    STRATA_DEVICE T max(const T& v) const { return reduce(v, maximum{}); }
+    template <class T>
+    STRATA_DEVICE T min(const T& v) const { return reduce(v, minimum{}); }
+  };
+
+  struct lane_level {
+    STRATA_DEVICE int index() const { return static_cast<int>(detail::lane_id()); }
+  };
+
+  // ---- the context -------------------------------------------------------------------------------
+
+  /// `shared` is the block's shared-memory window: the kernel's static storage at offset 0, the
+  /// dynamic part at `dynamic_offset` (see strata::dynamic_shared_offset).
+  STRATA_DEVICE device_context(unsigned char* shared, std::size_t dynamic_offset)
+      : shared_(shared), dynamic_(shared + dynamic_offset) {}
+
+  STRATA_DEVICE grid_level grid() const { return {}; }
+  STRATA_DEVICE chiplet_level chiplet() const { return {}; }
+  STRATA_DEVICE cluster_level cluster() const { return {}; }
+  STRATA_DEVICE block_level block() const { return {}; }
+  STRATA_DEVICE warp_level warp() const { return {}; }
+  STRATA_DEVICE lane_level lane() const { return {}; }
+
+  /// The kernel's static shared storage (Kernel::shared_storage).
+  template <class T>
+  STRATA_DEVICE T& shared() const {
+    static_assert(alignof(T) <= shared_alignment, "ctx.shared<T>(): T needs more than the 128-byte alignment of shared memory");
+    return *reinterpret_cast<T*>(shared_);
+  }
+  /// The dynamic shared memory requested with launch_shape::dynamic_shared_bytes.
+  template <class T>
+  STRATA_DEVICE T* dynamic_shared() const {
+    static_assert(alignof(T) <= shared_alignment, "ctx.dynamic_shared<T>(): T needs more than the 128-byte alignment of shared memory");
+    return reinterpret_cast<T*>(dynamic_);
+  }
+
+ private:
+  unsigned char* shared_;
+  unsigned char* dynamic_;
+};
+
+}  // namespace strata::cuda

@@ -1,0 +1,59 @@
+// strata/runtime/detail/kernel_launch.hpp -- launch-time facts about a kernel that the CUDA and HIP
+// launchers share.
+#pragma once
+
+#include <concepts>
+#include <cstddef>
+#include <string>
+#include <type_traits>
+
+#include "strata/hierarchy/kernel.hpp"
+#include "strata/runtime/error.hpp"
+#include "strata/runtime/launch_shape.hpp"
+
+namespace strata::detail {
+
+template <class K>
+concept has_max_threads_per_block = requires {
+  { K::max_threads_per_block } -> std::convertible_to<int>;
+};
+
+/// The most threads a block of kernel K may have when run as Target: K::max_threads_per_block if the
+/// kernel declares it (an optional trait: it becomes the trampoline's __launch_bounds__, which lets
+/// the compiler give each thread more registers), else the target's limit.
+template <class K, class Target>
+constexpr int kernel_max_threads() {
+  if constexpr (has_max_threads_per_block<K>) {
+    static_assert(K::max_threads_per_block >= 1 && K::max_threads_per_block <= Target::max_threads_per_block,
+                  "Kernel::max_threads_per_block must be between 1 and the target's max_threads_per_block");
+    return K::max_threads_per_block;
+  } else {
+    return Target::max_threads_per_block;
+  }
+}
+
+/// Bytes of shared memory one block of K gets: the static storage, padded to the dynamic offset,
+/// then the dynamic bytes of this launch (the layout of hierarchy/kernel.hpp).
+template <class K>
+constexpr std::size_t launch_shared_bytes(const launch_shape& s) {
+  return dynamic_shared_offset<K> + s.dynamic_shared_bytes;
+}
+
+/// The checks every GPU launcher makes on top of validate_launch: properties of the kernel type,
+/// and a block no larger than the kernel's declared maximum.
+template <class K, class Params, class Target>
+void validate_gpu_launch(const launch_shape& s) {
+  static_assert(std::is_trivially_copyable_v<K>,
+                "strata::launch: the kernel object is copied to the device by value, so it must be trivially copyable");
+  static_assert(std::is_trivially_copyable_v<Params>,
+                "strata::launch: the params are copied to the device by value, so they must be trivially copyable");
+  if constexpr (has_max_threads_per_block<K>) {
+    if (s.block.volume() > kernel_max_threads<K, Target>())
+      throw invalid_argument("strata::launch(" + kernel_name<K>() + ")", "block",
+                             "has " + std::to_string(s.block.volume()) +
+                                 " threads; the kernel declares max_threads_per_block = " +
+                                 std::to_string(kernel_max_threads<K, Target>()));
+  }
+}
+
+}  // namespace strata::detail

@@ -1,0 +1,87 @@
+// strata/runtime/hip/launch.hpp -- strata::launch on HIP: the __global__ trampoline and the host call.
+#pragma once
+
+#include <hip/hip_runtime.h>
+
+#include <cstddef>
+#include <string>
+
+#include "strata/arch/arch.hpp"
+#include "strata/config/config.hpp"
+#include "strata/hierarchy/kernel.hpp"
+#include "strata/runtime/detail/format.hpp"
+#include "strata/runtime/detail/kernel_launch.hpp"
+#include "strata/runtime/error.hpp"
+#include "strata/runtime/hip/device_context.hpp"
+#include "strata/runtime/hip/error.hpp"
+#include "strata/runtime/hip/stream.hpp"
+#include "strata/runtime/launch_shape.hpp"
+
+namespace strata {
+
+namespace hip::detail {
+
+/// The one __global__ function behind every kernel. The block's LDS is a single dynamic array,
+/// aligned to strata::shared_alignment: the kernel's static storage at offset 0 and the launch's
+/// dynamic part at dynamic_shared_offset<Kernel>, the layout the emulator uses too.
+/// The launch bound is always explicit (the kernel's max_threads_per_block, else the target's 1024):
+/// clang's default flat work-group size has changed between releases, and a kernel compiled for
+/// fewer threads than it is launched with fails at run time.
+template <class Kernel, class Params, class Target>
+__global__ void __launch_bounds__((strata::detail::kernel_max_threads<Kernel, Target>()))
+    kernel_entry(const Kernel kernel, const Params params) {
+  extern __shared__ __attribute__((aligned(128))) unsigned char strata_shared_memory[];
+  static_assert(shared_alignment == 128, "the trampoline's shared array alignment must match strata::shared_alignment");
+  device_context<Target> ctx(strata_shared_memory, dynamic_shared_offset<Kernel>);
+  kernel(ctx, params);
+}
+
+/// LDS beyond 64 KiB (gfx950 has 160 KiB) is requested explicitly, as on CUDA.
+inline constexpr std::size_t default_dynamic_shared_limit = 64 * 1024;
+
+}  // namespace hip::detail
+
+/// Launches `kernel(ctx, params)` on `s` with the grid, block and dynamic shared memory of `shape`.
+/// Asynchronous; allocates nothing (error text is built only on failure). Throws
+/// strata::invalid_argument for a shape the kernel's target cannot run, strata::unsupported for a
+/// cluster launch (AMD GPUs have no thread block clusters) and strata::backend_error when HIP
+/// rejects the launch.
+template <class Kernel, class Params>
+void launch(stream& s, const launch_shape& shape, const Kernel& kernel, const Params& params) {
+  using Target = kernel_target_t<Kernel, arch::gfx90a>;
+  static_assert(arch::target<Target>, "strata::launch: Kernel::target must be an arch descriptor");
+  strata::detail::validate_launch<Kernel, Target>(shape);
+  strata::detail::validate_gpu_launch<Kernel, Params, Target>(shape);
+  if (shape.cluster.volume() > 1)
+    throw unsupported("strata::launch(" + kernel_name<Kernel>() + "): cluster " +
+                      strata::detail::dims_string(shape.cluster) +
+                      " requested, but the HIP backend has no thread block clusters (AMD GPUs lack them); "
+                      "launch with cluster (1, 1, 1)");
+
+  const void* fn = reinterpret_cast<const void*>(&hip::detail::kernel_entry<Kernel, Params, Target>);
+  const std::size_t shared_bytes = strata::detail::launch_shared_bytes<Kernel>(shape);
+
+  if (shared_bytes > hip::detail::default_dynamic_shared_limit) {
+    hip::detail::check(
+        hipFuncSetAttribute(fn, hipFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_bytes)), [&] {
+          return "hipFuncSetAttribute(" + kernel_name<Kernel>() + ", hipFuncAttributeMaxDynamicSharedMemorySize, " +
+                 std::to_string(shared_bytes) + ")";
+        });
+  }
+
+  const dim3 grid(static_cast<unsigned>(shape.grid.x), static_cast<unsigned>(shape.grid.y),
+                  static_cast<unsigned>(shape.grid.z));
+  const dim3 block(static_cast<unsigned>(shape.block.x), static_cast<unsigned>(shape.block.y),
+                   static_cast<unsigned>(shape.block.z));
+  // hipLaunchKernel returns the launch's own error (unlike <<<>>> followed by hipGetLastError,
+  // which could report an earlier failure). It copies the arguments before returning.
+  void* args[] = {const_cast<Kernel*>(&kernel), const_cast<Params*>(&params)};
+  hip::detail::check(hipLaunchKernel(fn, grid, block, args, shared_bytes, s.native_handle()), [&] {
+    using strata::detail::dims_string;
+    return "hipLaunchKernel(" + kernel_name<Kernel>() + ", grid " + dims_string(shape.grid) + ", block " +
+           dims_string(shape.block) + ", " + strata::detail::bytes_string(shared_bytes) + " shared, stream " +
+           strata::detail::pointer_string(s.native_handle()) + ")";
+  });
+}
+
+}  // namespace strata
