@@ -9,6 +9,4 @@
 #include "strata/hierarchy/kernel.hpp"
 #include "strata/hierarchy/levels.hpp"
 #include "strata/runtime/runtime.hpp"
-#if __has_include("strata/numeric/numeric.hpp")
 #include "strata/numeric/numeric.hpp"
-#endif

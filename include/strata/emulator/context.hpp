@@ -26,6 +26,8 @@ class context {
  public:
   using target = Target;
   static constexpr int warp_size = Target::warp_size;
+  /// Atoms (mma/, copy/) take their emulator path under this context.
+  static constexpr bool emulated = true;
 
   explicit context(thread& t) : t_(&t) {}
 
@@ -100,6 +102,8 @@ class context {
   class warp_level {
    public:
     using mask_type = lane_mask<warp_size>;
+    /// Atoms (mma/, copy/) take their emulator path for this warp: gather() below.
+    static constexpr bool emulated = true;
     explicit warp_level(thread* t) : t_(t) {}
     static constexpr int size() { return warp_size; }
     int index() const { return t_->warp_index; }
@@ -150,6 +154,14 @@ class context {
     T max(T v) const { return reduce(v, strata::maximum{}); }
     template <class T>
     T min(T v) const { return reduce(v, strata::minimum{}); }
+
+    /// For atoms: every lane passes a pointer to its operands and results; once all lanes of the warp
+    /// are here, fn(void* const* io, int lanes) runs once (io[l] is lane l's pointer), then all go on.
+    /// This is how an MMA atom executes from its fragment layout: gather, compute, scatter.
+    template <class Fn>
+    void gather(const char* atom_name, void* io, Fn&& fn, here loc = here::current()) const {
+      detail::warp_gather(*t_, atom_name, io, loc, static_cast<Fn&&>(fn));
+    }
 
    private:
     template <class T>

@@ -92,6 +92,8 @@ inline void setup_unit(worker& w, const launch_info& L, long long c, std::size_t
       t.runnable = true;
       t.abort = false;
       t.error = nullptr;
+      t.async_pending.clear();
+      t.async_groups.clear();
       u.threads[static_cast<std::size_t>(r) * nt + i] = &t;
     }
   }

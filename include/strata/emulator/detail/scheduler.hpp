@@ -161,6 +161,41 @@ inline int warp_rendezvous(gpu_thread& t, collective op, const void* value, std:
   return bank;
 }
 
+/// A warp-wide atom (MMA, ldmatrix, ...): every lane parks a pointer to its operands and results; the
+/// last lane to arrive runs fn(io, lanes) once, with io[l] the pointer of lane l, then releases the
+/// warp. The lanes' io objects live on their own fiber stacks, which stay valid while they wait.
+template <class Fn>
+void warp_gather(gpu_thread& t, const char* name, void* io, const site& where, Fn&& fn) {
+  unit_state& u = *t.unit;
+  warp_state& w = *t.warp;
+  t.gather_io = io;
+  t.gather_name = name;
+  if (w.arrived == 0) {
+    w.op = collective::gather;
+    w.where = where;
+    w.first_lane = t.lane;
+  } else if (w.op != collective::gather || !(w.where == where)) {
+    kernel_bug(t, std::string("lanes of warp ") + std::to_string(t.warp_index) + " meet at different collectives: lane " +
+                      std::to_string(t.lane) + " at " + name + " (" + where.str() + "), lane " +
+                      std::to_string(w.first_lane) + " at " + to_string(w.op) + " (" + w.where.str() +
+                      "). Every lane of a warp must reach the same collective.");
+  }
+  if (++w.arrived == w.lanes) {
+    w.arrived = 0;
+    const int base = t.block->cluster_rank * u.info->threads_per_block + t.warp_index * u.info->warp_size;
+    void* all[max_warp_size];
+    for (int i = 0; i < w.lanes; ++i) all[i] = u.threads[base + i]->gather_io;
+    fn(all, w.lanes);
+    for (int i = 0; i < w.lanes; ++i) {
+      gpu_thread& x = *u.threads[base + i];
+      if (&x != &t) make_ready(u, x);
+    }
+    return;
+  }
+  t.waiting_op = collective::gather;
+  block_wait(u, t, wait_kind::warp_collective, where);
+}
+
 // ---- the report for a block that can never finish -----------------------------------------------
 
 inline std::string rank_ranges(const std::vector<int>& r) {
@@ -181,7 +216,8 @@ inline std::string describe_wait(const gpu_thread& t) {
     case wait_kind::block_barrier: return "wait at block.sync() (" + t.waiting_at.str() + ")";
     case wait_kind::cluster_barrier: return "wait at cluster.sync() (" + t.waiting_at.str() + ")";
     case wait_kind::warp_collective:
-      return std::string("wait at ") + to_string(t.waiting_op) + " (" + t.waiting_at.str() + ")";
+      return std::string("wait at ") + (t.waiting_op == collective::gather ? t.gather_name : to_string(t.waiting_op)) +
+             " (" + t.waiting_at.str() + ")";
     case wait_kind::exited: return "have exited";
     default: return "are running";
   }

@@ -20,7 +20,7 @@ namespace strata::emulator::detail {
 enum class wait_kind : std::uint8_t { none, block_barrier, cluster_barrier, warp_collective, exited };
 
 /// Kinds of warp collective, so that lanes meeting at different collectives are told apart.
-enum class collective : std::uint8_t { sync, shfl, shfl_xor, shfl_up, shfl_down, ballot, any, all };
+enum class collective : std::uint8_t { sync, shfl, shfl_xor, shfl_up, shfl_down, ballot, any, all, gather };
 
 constexpr const char* to_string(collective c) {
   switch (c) {
@@ -32,6 +32,7 @@ constexpr const char* to_string(collective c) {
     case collective::ballot: return "warp.ballot()";
     case collective::any: return "warp.any()";
     case collective::all: return "warp.all()";
+    case collective::gather: return "a warp-wide atom";
   }
   return "warp collective";
 }
@@ -109,6 +110,19 @@ struct gpu_thread {
   bool abort = false;  // the unit failed: unwind this thread back to its fiber's loop
   bool quit = false;   // the worker is going away: leave the fiber's loop
   std::exception_ptr error;
+
+  const char* gather_name = "";    // the atom this thread waits in (collective::gather), for messages
+  void* gather_io = nullptr;       // this lane's operands and results while it waits in a gather
+
+  /// Asynchronous copies (cp.async, buffer loads to LDS) this thread issued that have not landed yet:
+  /// they land at the wait that covers their group, not at issue (copy/ implements the atoms).
+  struct pending_copy {
+    void* dst;
+    const void* src;     // null: fill `bytes` of zeros (an out-of-bounds, predicated-off copy)
+    std::size_t bytes;
+  };
+  std::vector<pending_copy> async_pending;  // issued, in order
+  std::vector<std::size_t> async_groups;    // end index into async_pending of each committed group
 
   stack_bounds stack;             // this fiber's stack (for AddressSanitizer)
   stack_bounds* scheduler_stack;  // the worker thread's stack (for AddressSanitizer)

@@ -80,6 +80,8 @@ template <class Target>
 class device_context {
  public:
   using target = Target;
+  /// Atoms take their device path under this context (the emulator's context says true).
+  static constexpr bool emulated = false;
   static constexpr int warp_size = Target::warp_size;
 
   static_assert(arch::target<Target>, "strata::cuda::device_context<Target>: Target must be an arch descriptor");
@@ -215,6 +217,8 @@ class device_context {
   };
 
   struct warp_level {
+    /// Atoms take the device path (inline asm / builtins) for this warp, not the emulator's.
+    static constexpr bool emulated = false;
     using mask_type = lane_mask<32>;
 
     STRATA_DEVICE static constexpr int size() { return 32; }
