@@ -194,11 +194,36 @@ else()
   endforeach()
 endif()
 
-# ---- expected kernels ----------------------------------------------------------------------------------
-set(expected block_reduce_kernel transpose_kernel warp_scan_kernel early_exit_kernel divergent_barrier_kernel
-             divergent_shuffle_kernel hierarchy_probe_kernel)
-if(STRATA_TARGET MATCHES "^sm_(90a|100a)$")
-  list(APPEND expected cluster_exchange_kernel)
+# ---- what the source declares -------------------------------------------------------------------------
+# Each compiled source states its own expectations in comment lines (target regex matched against the
+# whole STRATA_TARGET, e.g. "sm_.*" or "sm_90a|sm_100a" or "gfx.*"):
+#   // compile-expect-kernels <targets>: name_kernel other_kernel ...
+#   // compile-expect-code <targets>: <what it shows> = <regex over the PTX / GCN assembly>
+set(expected "")
+set(hallmarks "")
+file(STRINGS "${STRATA_SOURCE}" declarations REGEX "^// compile-expect-(kernels|code) ")
+foreach(line IN LISTS declarations)
+  if(NOT line MATCHES "^// compile-expect-(kernels|code) ([^:]+): (.+)$")
+    strata_fail("malformed declaration in ${STRATA_SOURCE}: '${line}'")
+  endif()
+  set(kind "${CMAKE_MATCH_1}")
+  set(targets "${CMAKE_MATCH_2}")
+  set(body "${CMAKE_MATCH_3}")
+  if(NOT STRATA_TARGET MATCHES "^(${targets})$")
+    continue()
+  endif()
+  if(kind STREQUAL "kernels")
+    string(REGEX REPLACE "[ \t]+" ";" names "${body}")
+    list(APPEND expected ${names})
+  else()
+    if(NOT body MATCHES "^(.+[^ ]) += +(.+)$")
+      strata_fail("compile-expect-code needs '<what> = <regex>': '${line}'")
+    endif()
+    list(APPEND hallmarks "${CMAKE_MATCH_1}=${CMAKE_MATCH_2}")
+  endif()
+endforeach()
+if(NOT expected)
+  strata_fail("${STRATA_SOURCE} declares no kernels for ${STRATA_TARGET} (// compile-expect-kernels ...)")
 endif()
 foreach(k IN LISTS expected)
   if(NOT k IN_LIST kernels)
@@ -249,24 +274,6 @@ else()
 endif()
 
 # ---- hallmark instructions ------------------------------------------------------------------------------
-# Each entry: "<what it shows>=<regex over the PTX / assembly>".
-set(hallmarks "")
-if(STRATA_KIND STREQUAL "nvcc")
-  list(APPEND hallmarks "warp shuffles=shfl\\.sync" "warp votes=vote\\.sync" "block barrier=(bar|barrier)\\.sync")
-  if(STRATA_TARGET MATCHES "^sm_(90a|100a)$")
-    list(APPEND hallmarks "cluster barrier arrive=barrier\\.cluster\\.arrive" "cluster barrier wait=barrier\\.cluster\\.wait"
-         "distributed shared memory=mapa")
-  endif()
-  if(STRATA_TARGET STREQUAL "sm_100a")
-    list(APPEND hallmarks "chiplet id (experimental %smid split)=%smid")
-  endif()
-else()
-  list(APPEND hallmarks "wavefront permutes=(ds_bpermute_b32|ds_swizzle_b32|_dpp|row_shr|quad_perm)"
-       "workgroup barrier=s_barrier")
-  if(STRATA_TARGET MATCHES "^gfx94[0-2]$|^gfx950$")
-    list(APPEND hallmarks "chiplet id (HW_REG_XCC_ID)=s_getreg_b32[^\n]*(HW_REG_XCC_ID|hwreg\\(20)")
-  endif()
-endif()
 set(hallmark_text "")
 foreach(h IN LISTS hallmarks)
   string(FIND "${h}" "=" eq)
@@ -286,7 +293,8 @@ endforeach()
 
 # ---- write the report ---------------------------------------------------------------------------------
 set(report "## ${test_name}: ${STRATA_DESCRIPTOR} descriptor, ${compiler_id}\n\n")
-string(APPEND report "Compile of test/compile/kernels.cu: ${compile_ms} ms (one target, host and device passes).\n")
+get_filename_component(source_name "${STRATA_SOURCE}" NAME)
+string(APPEND report "Compile of test/compile/${source_name}: ${compile_ms} ms (one target, host and device passes).\n")
 string(APPEND report "Shared layout = static shared_storage padded to 128 B (dynamic shared memory comes on top at launch);\n")
 string(APPEND report "the trampoline declares it as one dynamic array, so the compiler's own shared/LDS figure is 0.\n\n")
 string(APPEND report "${table}\nHallmark instructions in ${code_file}:\n${hallmark_text}")

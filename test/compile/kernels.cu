@@ -4,6 +4,20 @@
 //
 // STRATA_COMPILE_TARGET names the arch descriptor (sm80, sm90a, sm100a, gfx90a, gfx942); the
 // compile check passes it with -D together with the matching -gencode / --offload-arch.
+//
+// compile-expect-kernels sm_.*|gfx.*: block_reduce_kernel transpose_kernel warp_scan_kernel early_exit_kernel
+// compile-expect-kernels sm_.*|gfx.*: divergent_barrier_kernel divergent_shuffle_kernel hierarchy_probe_kernel
+// compile-expect-kernels sm_90a|sm_100a: cluster_exchange_kernel
+// compile-expect-code sm_.*: warp shuffles = shfl\.sync
+// compile-expect-code sm_.*: warp votes = vote\.sync
+// compile-expect-code sm_.*: block barrier = (bar|barrier)\.sync
+// compile-expect-code sm_90a|sm_100a: cluster barrier arrive = barrier\.cluster\.arrive
+// compile-expect-code sm_90a|sm_100a: cluster barrier wait = barrier\.cluster\.wait
+// compile-expect-code sm_90a|sm_100a: distributed shared memory = mapa
+// compile-expect-code sm_100a: chiplet id (experimental %smid split) = %smid
+// compile-expect-code gfx.*: wavefront permutes = (ds_bpermute_b32|ds_swizzle_b32|_dpp|row_shr|quad_perm)
+// compile-expect-code gfx.*: workgroup barrier = s_barrier
+// compile-expect-code gfx94.|gfx950: chiplet id (HW_REG_XCC_ID) = s_getreg_b32[^\n]*(HW_REG_XCC_ID|hwreg\(20)
 #include <type_traits>
 #include <utility>
 
