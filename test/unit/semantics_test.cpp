@@ -97,6 +97,13 @@ struct big_shared_kernel {
   void operator()(Ctx&, const bug_params&) const {}
 };
 
+struct bounded_kernel {
+  static constexpr const char* name = "bounded_kernel";
+  static constexpr int max_threads_per_block = 128;  // launch bounds: the GPU builds rely on it
+  template <class Ctx>
+  void operator()(Ctx&, const bug_params&) const {}
+};
+
 struct counter_params {
   unsigned* global_count;
   int* per_block;  // per block: the shared-memory atomic count
@@ -223,6 +230,10 @@ TEST_CASE("launch validation names the kernel and the argument", "[emulator][val
              Contains("argument 'dynamic_shared_bytes' brings shared memory to 51200 bytes (40960 static + 10240 dynamic); host allows at most 49152"));
   CHECK_THAT(err(early_exit_kernel<arch::gfx942>{}, {.grid = 1, .block = 64, .dynamic_shared_bytes = 61 * 1024}),
              Contains("gfx942 allows at most 65536"));
+  // The emulator enforces the kernel's own launch bounds as the GPU launchers do.
+  CHECK_THAT(err(bounded_kernel{}, {.grid = 1, .block = 129}),
+             Contains("strata::launch(bounded_kernel): argument 'block' has 129 threads; the kernel declares max_threads_per_block = 128"));
+  CHECK(err(bounded_kernel{}, {.grid = 1, .block = 128}) == "no error");
 }
 
 TEST_CASE("atomics on global and shared memory; dynamic shared memory follows the static part", "[emulator][atomic]") {

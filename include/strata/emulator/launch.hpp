@@ -16,6 +16,7 @@
 #include "strata/emulator/detail/scheduler.hpp"
 #include "strata/emulator/options.hpp"
 #include "strata/hierarchy/kernel.hpp"
+#include "strata/runtime/detail/kernel_launch.hpp"
 #include "strata/runtime/launch_shape.hpp"
 
 namespace strata::emulator {
@@ -107,6 +108,7 @@ inline void setup_unit(worker& w, const launch_info& L, long long c, std::size_t
 template <arch::target Target, class Kernel, class Params>
 void launch(const options& opt, const launch_shape& shape, const Kernel& kernel, const Params& params) {
   strata::detail::validate_launch<Kernel, Target>(shape);
+  strata::detail::validate_kernel_launch<Kernel, Params, Target>(shape);
 
   detail::launch_info L;
   L.kernel = kernel_name<Kernel>();

@@ -6,6 +6,9 @@
 //   using target = strata::arch::sm80;         the target it is configured for (default: see below)
 //   struct shared_storage { ... };             its static shared memory, reached with ctx.shared<T>()
 //   static constexpr const char* name = "..";  the name used in error messages (default: the type name)
+//   static constexpr int max_threads_per_block = 256;  launch bounds for the GPU compilers (CUDA:
+//                                              __launch_bounds__, none by default; HIP: 1024 by default);
+//                                              a launch with a larger block is rejected
 // Kernels are trivially copyable: they travel to the device by value, like Params.
 #pragma once
 

@@ -28,7 +28,9 @@
 // A level the target lacks is degenerate: size 1, index 0, and its sync() is the next level's sync
 // (a cluster of one block synchronizes the block). Warp collectives act on every lane of the warp
 // (the last warp of a block whose size is not a multiple of the warp size has fewer lanes); every
-// lane must reach the same collective, as on the GPU. The emulator reports a collective or barrier
+// lane must reach the same collective, as on the GPU. A shuffle that reads a lane which does not
+// exist in such a partial warp gives an unspecified value on the GPU; the emulator returns the
+// caller's own value (tree_reduce below never uses such values). The emulator reports a collective or barrier
 // that cannot complete as an error naming the kernel, block and threads.
 #pragma once
 

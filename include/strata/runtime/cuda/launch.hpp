@@ -62,7 +62,7 @@ void launch(stream& s, const launch_shape& shape, const Kernel& kernel, const Pa
   using Target = kernel_target_t<Kernel, arch::sm80>;
   static_assert(arch::target<Target>, "strata::launch: Kernel::target must be an arch descriptor");
   strata::detail::validate_launch<Kernel, Target>(shape);
-  strata::detail::validate_gpu_launch<Kernel, Params, Target>(shape);
+  strata::detail::validate_kernel_launch<Kernel, Params, Target>(shape);
 
   constexpr auto fn = cuda::detail::entry_point<Kernel, Params, Target>();
   const std::size_t shared_bytes = strata::detail::launch_shared_bytes<Kernel>(shape);

@@ -1,5 +1,5 @@
-// strata/runtime/detail/kernel_launch.hpp -- launch-time facts about a kernel that the CUDA and HIP
-// launchers share.
+// strata/runtime/detail/kernel_launch.hpp -- launch-time facts about a kernel that every launcher
+// (CUDA, HIP and the host emulator) shares, so a launch the emulator accepts is one a GPU accepts.
 #pragma once
 
 #include <concepts>
@@ -39,10 +39,10 @@ constexpr std::size_t launch_shared_bytes(const launch_shape& s) {
   return dynamic_shared_offset<K> + s.dynamic_shared_bytes;
 }
 
-/// The checks every GPU launcher makes on top of validate_launch: properties of the kernel type,
-/// and a block no larger than the kernel's declared maximum.
+/// The checks every launcher makes on top of validate_launch: properties of the kernel type, and a
+/// block no larger than the kernel's declared maximum.
 template <class K, class Params, class Target>
-void validate_gpu_launch(const launch_shape& s) {
+void validate_kernel_launch(const launch_shape& s) {
   static_assert(std::is_trivially_copyable_v<K>,
                 "strata::launch: the kernel object is copied to the device by value, so it must be trivially copyable");
   static_assert(std::is_trivially_copyable_v<Params>,

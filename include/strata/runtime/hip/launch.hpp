@@ -51,7 +51,7 @@ void launch(stream& s, const launch_shape& shape, const Kernel& kernel, const Pa
   using Target = kernel_target_t<Kernel, arch::gfx90a>;
   static_assert(arch::target<Target>, "strata::launch: Kernel::target must be an arch descriptor");
   strata::detail::validate_launch<Kernel, Target>(shape);
-  strata::detail::validate_gpu_launch<Kernel, Params, Target>(shape);
+  strata::detail::validate_kernel_launch<Kernel, Params, Target>(shape);
   if (shape.cluster.volume() > 1)
     throw unsupported("strata::launch(" + kernel_name<Kernel>() + "): cluster " +
                       strata::detail::dims_string(shape.cluster) +
