@@ -80,7 +80,8 @@ endif()
 # ---- compile -------------------------------------------------------------------------------------------
 file(REMOVE_RECURSE "${STRATA_WORK_DIR}")
 file(MAKE_DIRECTORY "${STRATA_WORK_DIR}")
-set(object "${STRATA_WORK_DIR}/kernels.o")
+get_filename_component(source_stem "${STRATA_SOURCE}" NAME_WE)
+set(object "${STRATA_WORK_DIR}/${source_stem}.o")
 set(common_flags -std=c++20 -O3 "-I${STRATA_INCLUDE}" "-I${STRATA_TEST_DIR}" "-DSTRATA_COMPILE_TARGET=${STRATA_DESCRIPTOR}")
 # Optional extra compiler flags, space separated (e.g. to check that the spill check trips:
 # -DSTRATA_EXTRA_FLAGS="-maxrregcount=16").
@@ -90,15 +91,15 @@ if(DEFINED STRATA_EXTRA_FLAGS AND NOT STRATA_EXTRA_FLAGS STREQUAL "")
 endif()
 if(STRATA_KIND STREQUAL "nvcc")
   string(REPLACE "sm_" "" arch_number "${STRATA_TARGET}")
-  # -keep leaves the PTX (kernels.ptx) of the very compile that ptxas reported on: no second compile.
+  # -keep leaves the PTX (<stem>.ptx) of the very compile that ptxas reported on: no second compile.
   set(command "${STRATA_COMPILER}" ${common_flags} -gencode "arch=compute_${arch_number},code=sm_${arch_number}"
               -Xptxas -v -keep --keep-dir "${STRATA_WORK_DIR}" -x cu -c "${STRATA_SOURCE}" -o "${object}")
-  set(code_file "${STRATA_WORK_DIR}/kernels.ptx")
+  set(code_file "${STRATA_WORK_DIR}/${source_stem}.ptx")
 else()
-  # -save-temps leaves the GCN assembly (kernels-hip-amdgcn-amd-amdhsa-<arch>.s) in the working directory.
+  # -save-temps leaves the GCN assembly (<stem>-hip-amdgcn-amd-amdhsa-<arch>.s) in the working directory.
   set(command "${STRATA_COMPILER}" ${common_flags} --offload-arch=${STRATA_TARGET} -Rpass-analysis=kernel-resource-usage
               -save-temps -Wno-unused-command-line-argument -x hip -c "${STRATA_SOURCE}" -o "${object}")
-  set(code_file "${STRATA_WORK_DIR}/kernels-hip-amdgcn-amd-amdhsa-${STRATA_TARGET}.s")
+  set(code_file "${STRATA_WORK_DIR}/${source_stem}-hip-amdgcn-amd-amdhsa-${STRATA_TARGET}.s")
 endif()
 
 string(TIMESTAMP t0 "%s%f")
@@ -130,7 +131,7 @@ function(short_kernel_name mangled out_var)
   set(${out_var} "${name}" PARENT_SCOPE)
 endfunction()
 
-# Shared-memory layout bytes of each kernel, published by kernels.cu as device globals.
+# Shared-memory layout bytes of each kernel, published by the source as device globals (STRATA_REPORT_SHARED).
 if(STRATA_KIND STREQUAL "nvcc")
   string(REGEX MATCHALL "\\.u64 strata_report_shared_[A-Za-z0-9_]+( = [0-9]+)?;" shared_entries "${code}")
   foreach(entry IN LISTS shared_entries)
