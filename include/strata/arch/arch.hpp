@@ -1,6 +1,7 @@
 // strata/arch/arch.hpp -- every target descriptor, and `current`: the target of this compile pass.
 #pragma once
 
+#include "strata/arch/dispatch.hpp"
 #include "strata/arch/gfx90a.hpp"
 #include "strata/arch/gfx942.hpp"
 #include "strata/arch/gfx950.hpp"

@@ -56,8 +56,9 @@ constexpr atom_set operator|(atom_family a, atom_family b) { return atom_set(a) 
 ///  - monolithic: one chiplet; every block on chiplet 0.
 ///  - round_robin: block with linear id b runs on chiplet b % count (AMD SPX mode, per CK and HipKittens;
 ///    a model, not a guarantee: code that relies on two blocks sharing an L2 reads the hardware id).
-///  - contiguous: the grid is split into `count` contiguous ranges (a guess for B200's two dies;
-///    NVIDIA documents no die placement, so this is marked experimental).
+///  - contiguous: the grid is split into `count` balanced contiguous ranges (a guess for B200's two
+///    dies; NVIDIA documents no die placement, so this is marked experimental).
+/// The model as functions (and their inverses) is in arch/dispatch.hpp.
 enum class dispatch_model { monolithic, round_robin, contiguous };
 
 /// The chiplet level of a target: how many chiplets, their compute units and L2, and how blocks land.
@@ -72,20 +73,6 @@ struct chiplet_topology {
 
   constexpr int units() const { return count * units_per_chiplet; }
 };
-
-/// The chiplet that the dispatch model predicts for the block with linear index `block`
-/// among `blocks` blocks. Pure and constexpr so that tile orders can invert and test it.
-constexpr int modelled_chiplet(const chiplet_topology& t, long long block, long long blocks) {
-  if (t.count <= 1) return 0;
-  switch (t.dispatch) {
-    case dispatch_model::round_robin: return static_cast<int>(block % t.count);
-    case dispatch_model::contiguous: {
-      const long long per = (blocks + t.count - 1) / t.count;
-      return per == 0 ? 0 : static_cast<int>(block / per);
-    }
-    default: return 0;
-  }
-}
 
 constexpr std::size_t KiB = 1024;
 constexpr std::size_t MiB = 1024 * 1024;

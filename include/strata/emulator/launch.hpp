@@ -10,6 +10,7 @@
 #include <random>
 #include <string>
 
+#include "strata/arch/dispatch.hpp"
 #include "strata/arch/target.hpp"
 #include "strata/emulator/context.hpp"
 #include "strata/emulator/detail/pool.hpp"
