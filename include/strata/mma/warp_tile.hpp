@@ -1,0 +1,180 @@
+// strata/mma/warp_tile.hpp -- one warp's TileM x TileN x TileK sub-product, tiled with an atom.
+//
+//   using tile = strata::mma::warp_tile<Atom, 32, 16, 32>;   // (TILE_M, TILE_N, TILE_K)
+//   typename tile::accumulator acc{};                        // C fragments of the whole warp tile
+//   for (int k0 = 0; k0 < K; k0 += tile::tile_k) {
+//     typename tile::a_fragments a;                          // (ATOMS_M, ATOMS_K) A fragments
+//     typename tile::b_fragments b;                          // (ATOMS_K, ATOMS_N) B fragments
+//     tile::load_a(ctx, a, A, m0, k0);                       // A: matrix_ref, row- or column-major
+//     tile::load_b(ctx, b, B, k0, n0);
+//     tile::mma(ctx, a, b, acc);
+//   }
+//   tile::store_c(ctx, acc, C, m0, n0);
+//
+// Loads and stores are plain per-lane loads at the positions the atom's a_coord / b_coord /
+// c_coord give (ldmatrix and LDS transposes belong to copy/). Elements outside the matrix read as
+// zero and are not stored, so tiles may overhang the matrix edges on every side (partial tiles).
+// The same code runs on the emulator, on sm80+ and on CDNA: only the atom changes.
+#pragma once
+
+#include <type_traits>
+
+#include "strata/config/config.hpp"
+#include "strata/mma/layout.hpp"
+#include "strata/mma/mma_op.hpp"
+
+namespace strata::mma {
+
+enum class major { row, col };
+
+/// A rows x cols matrix in memory (global or shared): element (r, c) at data[r * ld + c] when
+/// row-major, data[c * ld + r] when column-major.
+template <class T>
+struct matrix_ref {
+  T* data;
+  int rows;
+  int cols;
+  long long ld;
+  major order = major::row;
+
+  STRATA_HOST_DEVICE constexpr bool contains(int r, int c) const { return r >= 0 && r < rows && c >= 0 && c < cols; }
+  STRATA_HOST_DEVICE constexpr T& operator()(int r, int c) const {
+    return order == major::row ? data[r * ld + c] : data[c * ld + r];
+  }
+};
+
+namespace detail {
+template <class T>
+STRATA_HOST_DEVICE constexpr T zero_of() {
+  if constexpr (std::is_arithmetic_v<T>) return T(0);
+  else return T(0.0f);
+}
+}  // namespace detail
+
+template <class Atom, int TileM, int TileN, int TileK = Atom::K>
+struct warp_tile {
+  // Preconditions, in words.
+  static_assert(TileM > 0 && TileM % Atom::M == 0, "warp_tile: TileM must be a positive multiple of the atom's M");
+  static_assert(TileN > 0 && TileN % Atom::N == 0, "warp_tile: TileN must be a positive multiple of the atom's N");
+  static_assert(TileK > 0 && TileK % Atom::K == 0, "warp_tile: TileK must be a positive multiple of the atom's K");
+
+  using atom = Atom;
+  static constexpr int tile_m = TileM, tile_n = TileN, tile_k = TileK;
+  static constexpr int atoms_m = TileM / Atom::M, atoms_n = TileN / Atom::N, atoms_k = TileK / Atom::K;
+
+  struct a_fragments {
+    typename Atom::a_fragment f[atoms_m][atoms_k];  // (ATOMS_M, ATOMS_K)
+  };
+  struct b_fragments {
+    typename Atom::b_fragment f[atoms_k][atoms_n];  // (ATOMS_K, ATOMS_N)
+  };
+  struct accumulator {
+    typename Atom::c_fragment f[atoms_m][atoms_n];  // (ATOMS_M, ATOMS_N)
+    STRATA_HOST_DEVICE void fill(typename Atom::c_type x) {
+      STRATA_UNROLL
+      for (int i = 0; i < atoms_m; ++i)
+        STRATA_UNROLL
+        for (int j = 0; j < atoms_n; ++j)
+          STRATA_UNROLL
+          for (int v = 0; v < Atom::c_values; ++v) f[i][j].v[v] = x;
+    }
+  };
+
+  /// A fragments of A(m0 .. m0+TileM, k0 .. k0+TileK); out-of-range elements are zero.
+  template <class Ctx, class T>
+  STRATA_HOST_DEVICE static void load_a(Ctx& ctx, a_fragments& a, const matrix_ref<T>& A, int m0, int k0) {
+    static_assert(std::is_same_v<std::remove_cv_t<T>, typename Atom::a_type>, "warp_tile::load_a: A's element type must be the atom's a_type");
+    const int lane = ctx.lane().index();
+    STRATA_UNROLL
+    for (int i = 0; i < atoms_m; ++i)
+      STRATA_UNROLL
+      for (int kk = 0; kk < atoms_k; ++kk)
+        STRATA_UNROLL
+        for (int v = 0; v < Atom::a_values; ++v) {
+          const coord x = Atom::a_coord(lane, v);
+          const int r = m0 + i * Atom::M + x.row, c = k0 + kk * Atom::K + x.col;
+          a.f[i][kk].v[v] = A.contains(r, c) ? A(r, c) : detail::zero_of<typename Atom::a_type>();
+        }
+  }
+
+  /// B fragments of B(k0 .. k0+TileK, n0 .. n0+TileN); out-of-range elements are zero.
+  template <class Ctx, class T>
+  STRATA_HOST_DEVICE static void load_b(Ctx& ctx, b_fragments& b, const matrix_ref<T>& B, int k0, int n0) {
+    static_assert(std::is_same_v<std::remove_cv_t<T>, typename Atom::b_type>, "warp_tile::load_b: B's element type must be the atom's b_type");
+    const int lane = ctx.lane().index();
+    STRATA_UNROLL
+    for (int kk = 0; kk < atoms_k; ++kk)
+      STRATA_UNROLL
+      for (int j = 0; j < atoms_n; ++j)
+        STRATA_UNROLL
+        for (int v = 0; v < Atom::b_values; ++v) {
+          const coord x = Atom::b_coord(lane, v);
+          const int r = k0 + kk * Atom::K + x.row, c = n0 + j * Atom::N + x.col;
+          b.f[kk][j].v[v] = B.contains(r, c) ? B(r, c) : detail::zero_of<typename Atom::b_type>();
+        }
+  }
+
+  /// acc += A * B over the warp tile: atoms_m * atoms_n * atoms_k atom executions.
+  template <class Ctx>
+  STRATA_HOST_DEVICE static void mma(Ctx& ctx, const a_fragments& a, const b_fragments& b, accumulator& acc) {
+    Atom::template require_target<typename Ctx::target>();
+    const auto warp = ctx.warp();
+    STRATA_UNROLL
+    for (int kk = 0; kk < atoms_k; ++kk)
+      STRATA_UNROLL
+      for (int i = 0; i < atoms_m; ++i)
+        STRATA_UNROLL
+        for (int j = 0; j < atoms_n; ++j) strata::mma::mma<Atom>(warp, a.f[i][kk], b.f[kk][j], acc.f[i][j]);
+  }
+
+  /// C fragments from C(m0 .., n0 ..): to accumulate onto existing values. Out-of-range elements are zero.
+  template <class Ctx, class T>
+  STRATA_HOST_DEVICE static void load_c(Ctx& ctx, accumulator& acc, const matrix_ref<T>& C, int m0, int n0) {
+    const int lane = ctx.lane().index();
+    STRATA_UNROLL
+    for (int i = 0; i < atoms_m; ++i)
+      STRATA_UNROLL
+      for (int j = 0; j < atoms_n; ++j)
+        STRATA_UNROLL
+        for (int v = 0; v < Atom::c_values; ++v) {
+          const coord x = Atom::c_coord(lane, v);
+          const int r = m0 + i * Atom::M + x.row, c = n0 + j * Atom::N + x.col;
+          acc.f[i][j].v[v] = C.contains(r, c) ? static_cast<typename Atom::c_type>(C(r, c)) : typename Atom::c_type(0);
+        }
+  }
+
+  /// Writes the accumulators into C(m0 .., n0 ..), skipping elements outside the matrix. For an atom
+  /// with a broadcast operand every element still has exactly one owner (C is always a partition).
+  template <class Ctx, class T>
+  STRATA_HOST_DEVICE static void store_c(Ctx& ctx, const accumulator& acc, const matrix_ref<T>& C, int m0, int n0) {
+    const int lane = ctx.lane().index();
+    STRATA_UNROLL
+    for (int i = 0; i < atoms_m; ++i)
+      STRATA_UNROLL
+      for (int j = 0; j < atoms_n; ++j)
+        STRATA_UNROLL
+        for (int v = 0; v < Atom::c_values; ++v) {
+          const coord x = Atom::c_coord(lane, v);
+          const int r = m0 + i * Atom::M + x.row, c = n0 + j * Atom::N + x.col;
+          if (C.contains(r, c)) C(r, c) = static_cast<T>(acc.f[i][j].v[v]);
+        }
+  }
+
+  /// The whole warp-tile product C(m0.., n0..) = A(m0.., 0..K) * B(0..K, n0..), K = A.cols.
+  template <class Ctx, class TA, class TB, class TC>
+  STRATA_HOST_DEVICE static void run(Ctx& ctx, const matrix_ref<TA>& A, const matrix_ref<TB>& B,
+                                     const matrix_ref<TC>& C, int m0, int n0) {
+    accumulator acc;
+    acc.fill(typename Atom::c_type(0));
+    for (int k0 = 0; k0 < A.cols; k0 += TileK) {
+      a_fragments a;
+      b_fragments b;
+      load_a(ctx, a, A, m0, k0);
+      load_b(ctx, b, B, k0, n0);
+      mma(ctx, a, b, acc);
+    }
+    store_c(ctx, acc, C, m0, n0);
+  }
+};
+
+}  // namespace strata::mma
