@@ -261,12 +261,18 @@ inline bctx::fiber fiber_main(gpu_thread* t, bctx::fiber&& scheduler) {
     if (!t->abort) {
       try {
         t->entry(t->launch, *t);
+        // Copies still in flight when a thread exits land now, as they eventually do on the GPU
+        // (its block's shared memory outlives the thread); a later reader still needs a barrier.
+        land_all_async(*t);
       } catch (const abort_unit&) {
         // the block failed elsewhere; this thread was unwound
       } catch (...) {
         t->error = std::current_exception();
       }
     }
+    // A failed thread's copies never land; the fiber is reused, so nothing may carry over.
+    t->async_pending.clear();
+    t->async_groups.clear();
     t->waiting = wait_kind::exited;
     if (t->runnable) {
       t->runnable = false;

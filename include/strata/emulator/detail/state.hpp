@@ -129,6 +129,28 @@ struct gpu_thread {
   void* fake_stack = nullptr;
 };
 
+/// Lands the `groups` oldest committed groups of `t`'s asynchronous copies, in issue order (what
+/// cp.async.wait_group does for the groups it covers). copy/cp_async.hpp implements the atoms.
+inline void land_async_groups(gpu_thread& t, std::size_t groups) {
+  if (groups == 0 || t.async_groups.empty()) return;
+  if (groups > t.async_groups.size()) groups = t.async_groups.size();
+  const std::size_t end = t.async_groups[groups - 1];
+  for (std::size_t i = 0; i < end; ++i) {
+    const gpu_thread::pending_copy& c = t.async_pending[i];
+    if (c.src) std::memmove(c.dst, c.src, c.bytes);
+    else std::memset(c.dst, 0, c.bytes);
+  }
+  t.async_pending.erase(t.async_pending.begin(), t.async_pending.begin() + static_cast<std::ptrdiff_t>(end));
+  t.async_groups.erase(t.async_groups.begin(), t.async_groups.begin() + static_cast<std::ptrdiff_t>(groups));
+  for (std::size_t& g : t.async_groups) g -= end;
+}
+
+/// Lands every outstanding copy of `t`, committed or not (cp.async.wait_all; a thread that exits).
+inline void land_all_async(gpu_thread& t) {
+  t.async_groups.push_back(t.async_pending.size());
+  land_async_groups(t, t.async_groups.size());
+}
+
 /// Thrown inside a suspended GPU thread to unwind it when its block has failed.
 struct abort_unit {};
 

@@ -1,0 +1,89 @@
+// strata/copy/tile.hpp -- block-wide (cooperative) copy of a Rows x Cols tile: the tile is cut into
+// vectors (vector_copy's width for a row of Cols elements at the guaranteed alignment) and the vectors
+// are dealt to the block's threads round-robin, thread_rank first, so that consecutive threads touch
+// consecutive vectors of a row (coalesced global accesses).
+//
+//   using tile = strata::copy::tile_copy<float, 64, 32, 16>;  // 64 x 32 floats, rows 16-byte aligned
+//   tile::block_copy(ctx, smem, 32, gmem + row0 * ld + col0, ld, rows_left, cols_left);   // plain loads
+//   tile::block_copy_async(ctx, smem, 32, ...);                                            // cp.async
+//
+//   dst, dst_ld   the destination tile (usually shared memory), row-major, dst_ld elements per row
+//   src, src_ld   the source tile's first element (usually global memory), src_ld elements per row
+//   valid_rows, valid_cols   how much of the tile exists in the source (edges of a matrix that is not a
+//                 multiple of the tile); elements outside are not read. Negative counts mean none.
+// Every row start (src + r * src_ld, dst + r * dst_ld) must be aligned to AlignBytes: that is the
+// guarantee the vector width is chosen from. The copy is one step of the block: threads return as soon
+// as their own vectors are done; a block.sync() (or the pipeline's consumer_wait) must separate it from
+// reads by other threads.
+//
+// Edges: block_copy zero-fills or keeps (Fill) what lies outside; block_copy_async always zero-fills
+// (cp.async with src-size = the valid bytes, 0 for a vector wholly outside).
+#pragma once
+
+#include <cstddef>
+
+#include "strata/config/config.hpp"
+#include "strata/copy/cp_async.hpp"
+#include "strata/copy/vector.hpp"
+
+namespace strata::copy {
+
+template <class T, int Rows, int Cols, std::size_t AlignBytes,
+          int VectorBytes = widest_vector_bytes<T, Cols, AlignBytes>>
+struct tile_copy {
+  static_assert(Rows > 0 && Cols > 0, "tile_copy: a tile has at least one row and one column");
+  using row_atom = vector_copy<T, Cols, AlignBytes, VectorBytes>;  // checks width, alignment, element type
+
+  static constexpr int rows = Rows;
+  static constexpr int cols = Cols;
+  static constexpr int vector_bytes = VectorBytes;
+  static constexpr int elements_per_vector = row_atom::elements_per_vector;
+  static constexpr int vectors_per_row = Cols / elements_per_vector;
+  static constexpr int vectors = Rows * vectors_per_row;
+
+  /// (row, first column) of vector `v` of the tile.
+  STRATA_HOST_DEVICE static constexpr int row_of(int v) { return v / vectors_per_row; }
+  STRATA_HOST_DEVICE static constexpr int col_of(int v) { return (v % vectors_per_row) * elements_per_vector; }
+
+  /// Elements of vector (r, c) that exist in the source.
+  STRATA_HOST_DEVICE static constexpr int valid_in(int r, int c, int valid_rows, int valid_cols) {
+    if (r >= valid_rows) return 0;
+    const int n = valid_cols - c;
+    return n < 0 ? 0 : (n > elements_per_vector ? elements_per_vector : n);
+  }
+
+  /// Synchronous copy with plain vector loads and stores.
+  template <fill Fill = fill::zero, class Ctx>
+  STRATA_HOST_DEVICE static void block_copy(Ctx& ctx, T* dst, int dst_ld, const T* src, long long src_ld,
+                                            int valid_rows = Rows, int valid_cols = Cols) {
+    auto block = ctx.block();
+    const int threads = block.size();
+    for (int v = block.thread_rank(); v < vectors; v += threads) {
+      const int r = row_of(v), c = col_of(v);
+      row_atom::template copy_vector<Fill>(dst + static_cast<long long>(r) * dst_ld + c, src + r * src_ld + c,
+                                           valid_in(r, c, valid_rows, valid_cols));
+    }
+  }
+
+  /// Asynchronous copy with cp.async (targets with atom_family::cp_async); the caller commits and
+  /// waits (or lets strata::pipeline do it). Zero-fills what lies outside the source.
+  template <class Ctx>
+  STRATA_HOST_DEVICE static void block_copy_async(Ctx& ctx, T* dst, int dst_ld, const T* src, long long src_ld,
+                                                  int valid_rows = Rows, int valid_cols = Cols) {
+    static_assert(VectorBytes == 4 || VectorBytes == 8 || VectorBytes == 16,
+                  "tile_copy::block_copy_async: cp.async moves 4, 8 or 16 bytes, but this tile's alignment "
+                  "and width allow only narrower vectors; use block_copy or guarantee 4-byte aligned rows");
+    auto block = ctx.block();
+    const int threads = block.size();
+    for (int v = block.thread_rank(); v < vectors; v += threads) {
+      const int r = row_of(v), c = col_of(v);
+      const int valid = valid_in(r, c, valid_rows, valid_cols);
+      // A vector wholly outside reads nothing (src-size 0); its address is the tile origin, never read.
+      const T* from = valid > 0 ? src + r * src_ld + c : src;
+      cp_async<VectorBytes>(ctx, dst + static_cast<long long>(r) * dst_ld + c, from,
+                            valid * static_cast<int>(sizeof(T)));
+    }
+  }
+};
+
+}  // namespace strata::copy
