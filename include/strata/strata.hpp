@@ -10,3 +10,9 @@
 #include "strata/hierarchy/levels.hpp"
 #include "strata/runtime/runtime.hpp"
 #include "strata/numeric/numeric.hpp"
+// The parts kernels are built from (issue: tiles, layouts, copy and MMA atoms, pipelines).
+#include "strata/copy/copy.hpp"
+#include "strata/epilogue/epilogue.hpp"
+#include "strata/mma/mma.hpp"
+#include "strata/pipeline/pipeline.hpp"
+#include "strata/tensor/tensor.hpp"

@@ -42,7 +42,9 @@
 #define STRATA_HOST_DEVICE __host__ __device__
 #define STRATA_DEVICE __device__
 #define STRATA_GLOBAL __global__
-#define STRATA_FORCEINLINE __forceinline__
+// Spelled with the attribute, not __forceinline__: HIP defines that macro only in its runtime headers,
+// which a Strata header may be included before.
+#define STRATA_FORCEINLINE inline __attribute__((always_inline))
 #else
 #define STRATA_HOST_DEVICE
 #define STRATA_DEVICE
@@ -51,12 +53,13 @@
 #endif
 
 #define STRATA_PRAGMA(x) _Pragma(#x)
-// `#pragma unroll` is for nvcc's device pass and clang; GCC (the host compiler of nvcc's host pass and
-// of the host backend) spells it `GCC unroll` and warns about the other spelling.
-#if STRATA_DEVICE_PASS || defined(__clang__)
+// `#pragma unroll` is for GPU device passes and clang; GCC (the host backend) spells it `GCC unroll`.
+// nvcc's host pass gets neither: its front end rejects `GCC unroll` and GCC then warns about `unroll`,
+// and a CUDA build runs no kernel code on the host anyway.
+#if STRATA_DEVICE_PASS || (defined(__clang__) && !STRATA_BACKEND_CUDA)
 #define STRATA_UNROLL STRATA_PRAGMA(unroll)
 #define STRATA_NO_UNROLL STRATA_PRAGMA(unroll 1)
-#elif defined(__GNUC__)
+#elif defined(__GNUC__) && !STRATA_BACKEND_CUDA
 #define STRATA_UNROLL STRATA_PRAGMA(GCC unroll 16)
 #define STRATA_NO_UNROLL STRATA_PRAGMA(GCC unroll 1)
 #else
