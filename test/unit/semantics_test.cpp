@@ -310,6 +310,11 @@ TEST_CASE("emulator options come from the environment and reject malformed value
   CHECK(o.workers == 3);
   CHECK(o.order == strata::emulator::schedule::random);
   CHECK(o.seed == 42);
+  ::setenv("STRATA_EMU_PLACEMENT", "shuffled", 1);
+  CHECK(options::from_environment().chiplets == strata::emulator::placement::shuffled);
+  ::setenv("STRATA_EMU_PLACEMENT", "anywhere", 1);
+  CHECK_THROWS_WITH(options::from_environment(), Contains("STRATA_EMU_PLACEMENT") && Contains("anywhere"));
+  ::unsetenv("STRATA_EMU_PLACEMENT");
   ::setenv("STRATA_EMU_SCHEDULE", "sideways", 1);
   CHECK_THROWS_WITH(options::from_environment(), Contains("STRATA_EMU_SCHEDULE") && Contains("sideways"));
   ::setenv("STRATA_EMU_SCHEDULE", "reverse", 1);

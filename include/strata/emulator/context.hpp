@@ -77,7 +77,7 @@ class context {
       unsigned char* base = t_->block->smem;
       if (p < base || p + sizeof(T) > base + L.shared_total)
         detail::kernel_bug(*t_, "cluster.shared_of(): the object is not in this block's shared memory");
-      return *std::launder(reinterpret_cast<T*>(t_->unit->blocks[rank].smem + (p - base)));
+      return *std::launder(reinterpret_cast<T*>(t_->unit->blocks[t_->block->cluster_base + rank].smem + (p - base)));
     }
 
    private:
@@ -198,6 +198,14 @@ class context {
   block_level block() const { return block_level(t_); }
   warp_level warp() const { return warp_level(t_); }
   lane_level lane() const { return lane_level(t_); }
+
+  /// Returns once pred() is true; meanwhile the thread yields to the others (a raw spin loop would
+  /// starve them on the emulator). pred must have no side effects. A wait that can never end (nothing
+  /// left running could make pred true) fails the launch with the line of the wait.
+  template <class Pred>
+  void wait_until(Pred&& pred, here loc = here::current()) const {
+    detail::spin_until(*t_, static_cast<Pred&&>(pred), loc);
+  }
 
   /// The kernel's static shared storage (Kernel::shared_storage), shared by the threads of the block.
   template <class T>

@@ -7,6 +7,8 @@
 #include <cstring>
 #include <exception>
 #include <mutex>
+#include <numeric>
+#include <vector>
 #include <random>
 #include <string>
 
@@ -37,10 +39,13 @@ void thread_entry(const void* frame, gpu_thread& t) {
   (*f.kernel)(ctx, *f.params);
 }
 
-/// Prepares worker `w` to run cluster `c` of the launch: blocks, shared memory, warps, threads.
-inline void setup_unit(worker& w, const launch_info& L, long long c, std::size_t stack,
+/// Prepares worker `w` to run unit `unit` of the launch (clusters [unit * per, (unit + 1) * per)):
+/// blocks, shared memory, cluster barriers, warps, threads.
+inline void setup_unit(worker& w, const launch_info& L, long long unit, std::size_t stack,
                        void (*entry)(const void*, gpu_thread&), const void* frame) {
-  const int nb = L.cluster_blocks;
+  const int per_cluster = L.cluster_blocks;
+  const int nclusters = static_cast<int>(L.clusters_per_unit);
+  const int nb = per_cluster * nclusters;
   const int nt = L.threads_per_block;
   const std::size_t stride = (L.shared_total + canary_bytes + 127) / 128 * 128;
 
@@ -54,52 +59,78 @@ inline void setup_unit(worker& w, const launch_info& L, long long c, std::size_t
   u.info = &L;
   u.blocks.resize(nb);
   u.threads.resize(static_cast<std::size_t>(nb) * nt);
-  u.cluster_barrier = barrier_state{};
-  u.cluster_barrier.expected = nb * nt;
+  u.cluster_barriers.assign(nclusters, barrier_state{});
   u.runnable = nb * nt;
   u.exited = 0;
+  u.idle_spins = 0;
 
-  const dims cc = L.clusters.unlinear(c);
-  for (int r = 0; r < nb; ++r) {
-    block_state& b = u.blocks[r];
-    const dims in = L.cluster.unlinear(r);
-    b.index = dims(cc.x * L.cluster.x + in.x, cc.y * L.cluster.y + in.y, cc.z * L.cluster.z + in.z);
-    b.rank = L.grid.linear(b.index);
-    b.cluster_rank = r;
-    b.chiplet = arch::modelled_chiplet(L.chiplets, b.rank, L.blocks);
-    b.threads = nt;
-    b.smem = base + stride * r;
-    std::memset(b.smem, poison_byte, L.shared_total);
-    std::memset(b.smem + L.shared_total, canary_byte, canary_bytes);
-    b.barrier = barrier_state{};
-    b.barrier.expected = nt;
-    for (int wi = 0; wi < L.warps_per_block; ++wi) {
-      warp_state& ws = w.warps[static_cast<std::size_t>(r) * L.warps_per_block + wi];
-      ws.lanes = std::min(L.warp_size, nt - wi * L.warp_size);
-      ws.arrived = 0;
-      ws.parity = 0;
-    }
-    for (int i = 0; i < nt; ++i) {
-      gpu_thread& t = *w.fibers[static_cast<std::size_t>(r) * nt + i];
-      t.entry = entry;
-      t.launch = frame;
-      t.unit = &u;
-      t.block = &b;
-      t.thread_rank = i;
-      t.thread_index = L.block.unlinear(i);
-      t.lane = i % L.warp_size;
-      t.warp_index = i / L.warp_size;
-      t.warp = &w.warps[static_cast<std::size_t>(r) * L.warps_per_block + t.warp_index];
-      t.waiting = wait_kind::none;
-      t.runnable = true;
-      t.abort = false;
-      t.error = nullptr;
-      t.async_pending.clear();
-      t.async_groups.clear();
-      u.threads[static_cast<std::size_t>(r) * nt + i] = &t;
+  for (int ci = 0; ci < nclusters; ++ci) {
+    const dims cc = L.clusters.unlinear(unit * nclusters + ci);
+    barrier_state& cb = u.cluster_barriers[ci];
+    cb.expected = per_cluster * nt;
+    for (int r = 0; r < per_cluster; ++r) {
+      const int ub = ci * per_cluster + r;
+      block_state& b = u.blocks[ub];
+      const dims in = L.cluster.unlinear(r);
+      b.index = dims(cc.x * L.cluster.x + in.x, cc.y * L.cluster.y + in.y, cc.z * L.cluster.z + in.z);
+      b.rank = L.grid.linear(b.index);
+      b.unit_index = ub;
+      b.cluster_rank = r;
+      b.cluster_base = ci * per_cluster;
+      b.cluster_barrier = &cb;
+      b.chiplet = L.placement ? L.placement[b.rank] : arch::modelled_chiplet(L.chiplets, b.rank, L.blocks);
+      b.threads = nt;
+      b.smem = base + stride * ub;
+      std::memset(b.smem, poison_byte, L.shared_total);
+      std::memset(b.smem + L.shared_total, canary_byte, canary_bytes);
+      b.barrier = barrier_state{};
+      b.barrier.expected = nt;
+      for (int wi = 0; wi < L.warps_per_block; ++wi) {
+        warp_state& ws = w.warps[static_cast<std::size_t>(ub) * L.warps_per_block + wi];
+        ws.lanes = std::min(L.warp_size, nt - wi * L.warp_size);
+        ws.arrived = 0;
+        ws.parity = 0;
+      }
+      for (int i = 0; i < nt; ++i) {
+        gpu_thread& t = *w.fibers[static_cast<std::size_t>(ub) * nt + i];
+        t.entry = entry;
+        t.launch = frame;
+        t.unit = &u;
+        t.block = &b;
+        t.thread_rank = i;
+        t.thread_index = L.block.unlinear(i);
+        t.lane = i % L.warp_size;
+        t.warp_index = i / L.warp_size;
+        t.warp = &w.warps[static_cast<std::size_t>(ub) * L.warps_per_block + t.warp_index];
+        t.waiting = wait_kind::none;
+        t.runnable = true;
+        t.abort = false;
+        t.error = nullptr;
+        t.async_pending.clear();
+        t.async_groups.clear();
+        u.threads[static_cast<std::size_t>(ub) * nt + i] = &t;
+      }
     }
   }
 }
+
+/// A seeded, balanced chiplet placement unlike the dispatch model: a random permutation of the blocks,
+/// then the model's contiguous split of the permuted order.
+inline std::vector<int> shuffled_placement(const arch::chiplet_topology& t, long long blocks, std::uint64_t seed) {
+  std::vector<long long> order(static_cast<std::size_t>(blocks));
+  std::iota(order.begin(), order.end(), 0LL);
+  std::mt19937_64 g(seed ^ 0x5EED5EEDull);
+  std::shuffle(order.begin(), order.end(), g);
+  arch::chiplet_topology even = t;
+  even.dispatch = arch::dispatch_model::contiguous;
+  std::vector<int> chiplet(static_cast<std::size_t>(blocks));
+  for (long long i = 0; i < blocks; ++i) chiplet[order[i]] = arch::modelled_chiplet(even, i, blocks);
+  return chiplet;
+}
+
+/// The most threads a cooperative grid may have on the emulator: every one is a live fiber with its own
+/// stack mapping, and Linux allows about 65k mappings per process.
+inline constexpr long long max_cooperative_threads = 16384;
 
 }  // namespace detail
 
@@ -127,10 +158,23 @@ void launch(const options& opt, const launch_shape& shape, const Kernel& kernel,
   L.dynamic_shared = shape.dynamic_shared_bytes;
   L.shared_total = L.static_shared + L.dynamic_shared;
   L.chiplets = Target::chiplets;
+  L.cooperative = shape.cooperative;
+  L.clusters_per_unit = shape.cooperative ? L.clusters.volume() : 1;
+  if (shape.cooperative && L.blocks * L.threads_per_block > detail::max_cooperative_threads)
+    throw invalid_argument("strata::launch(" + L.kernel + ")", "grid",
+                           "of a cooperative launch has " + std::to_string(L.blocks * L.threads_per_block) +
+                               " threads; the emulator runs at most " +
+                               std::to_string(detail::max_cooperative_threads) +
+                               " at once (every one co-resident); use a smaller persistent grid");
+  std::vector<int> placement;
+  if (opt.chiplets == placement::shuffled) {
+    placement = detail::shuffled_placement(L.chiplets, L.blocks, opt.seed);
+    L.placement = placement.data();
+  }
 
   const detail::launch_frame<Kernel, Params> frame{&kernel, &params};
   auto* entry = &detail::thread_entry<Target, Kernel, Params>;
-  const long long units = L.clusters.volume();
+  const long long units = L.clusters.volume() / L.clusters_per_unit;
   const int workers = static_cast<int>(std::min<long long>(opt.resolved_workers(), units));
   const std::size_t stack = opt.resolved_stack_bytes();
 

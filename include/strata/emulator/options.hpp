@@ -6,6 +6,7 @@
 //   STRATA_EMU_SCHEDULE  round_robin | reverse | random   (order in which runnable fibers resume)
 //   STRATA_EMU_SEED      seed for the random schedule
 //   STRATA_EMU_STACK_KB  stack per GPU thread in KiB (default 256; 1024 under AddressSanitizer)
+//   STRATA_EMU_PLACEMENT dispatch_model | shuffled     (which chiplet each block reports)
 #pragma once
 
 #include <cstddef>
@@ -23,11 +24,19 @@ namespace strata::emulator {
 /// correct kernel do not depend on it; a kernel with a race usually does, so tests run several.
 enum class schedule { round_robin, reverse, random };
 
+/// Which chiplet each block runs on (what ctx.chiplet().index() reports).
+///  - dispatch_model: the target's modelled dispatch (block b on XCD b % 8 on gfx942).
+///  - shuffled: a seeded random, balanced placement unlike any model -- what a kernel sees when the
+///    hardware does not follow the model (CPX mode, concurrent grids). Code that must be correct
+///    wherever blocks land (persistent schedulers, chiplet barriers) is tested under it.
+enum class placement { dispatch_model, shuffled };
+
 struct options {
   int workers = 0;                       // 0: every hardware thread
   schedule order = schedule::round_robin;
   std::uint64_t seed = 0;                // for schedule::random
   std::size_t stack_bytes = 0;           // 0: the default below
+  placement chiplets = placement::dispatch_model;  // seeded by `seed` when shuffled
 
 #if defined(__SANITIZE_ADDRESS__) || defined(STRATA_ASAN)
   static constexpr std::size_t default_stack_bytes = 1024 * 1024;
@@ -61,6 +70,14 @@ struct options {
     if (const char* v = get("STRATA_EMU_SEED")) o.seed = static_cast<std::uint64_t>(number("STRATA_EMU_SEED", v, 0));
     if (const char* v = get("STRATA_EMU_STACK_KB"))
       o.stack_bytes = static_cast<std::size_t>(number("STRATA_EMU_STACK_KB", v, 16)) * 1024;
+    if (const char* v = get("STRATA_EMU_PLACEMENT")) {
+      const std::string_view s(v);
+      if (s == "dispatch_model") o.chiplets = placement::dispatch_model;
+      else if (s == "shuffled") o.chiplets = placement::shuffled;
+      else
+        throw invalid_argument("strata::emulator::options", "STRATA_EMU_PLACEMENT",
+                               "must be dispatch_model or shuffled, got '" + std::string(s) + "'");
+    }
     if (const char* v = get("STRATA_EMU_SCHEDULE")) {
       const std::string_view s(v);
       if (s == "round_robin") o.order = schedule::round_robin;

@@ -17,6 +17,9 @@ struct launch_shape {
   dims block{1};
   dims cluster{1};                       // {1,1,1}: no clusters. Must divide grid in each dimension.
   std::size_t dynamic_shared_bytes = 0;  // reached in the kernel with ctx.dynamic_shared<T>()
+  // Every block resident at once (CUDA/HIP cooperative launch), so blocks may wait for each other:
+  // persistent kernels, grid-wide and chiplet-scope barriers. The grid must fit the device at once.
+  bool cooperative = false;
 };
 
 namespace detail {

@@ -4,6 +4,7 @@
 //   strata::stream                      an in-order queue of work; stream::synchronize()
 //   strata::device_buffer<T>            RAII device allocation of `count` elements
 //   strata::copy_to_device / copy_to_host / copy_on_device(stream&, dst, src, count)   asynchronous
+//   strata::zero_on_device(stream&, dst, count)                                        asynchronous
 //   strata::device_count(), strata::get_device_properties(device)
 //   strata::launch(stream&, launch_shape, kernel, params)   asynchronous, allocation-free
 //

@@ -17,6 +17,10 @@ struct launch_info {
   long long blocks = 0;             // grid volume
   int threads_per_block = 0;
   int cluster_blocks = 1;
+  long long clusters_per_unit = 1;  // a unit runs on one worker: one cluster, or the whole grid when
+                                    // the launch is cooperative (every block co-resident)
+  bool cooperative = false;
+  const int* placement = nullptr;   // chiplet of each block when the placement is shuffled, else null
   int warp_size = 32;
   int warps_per_block = 0;
   std::size_t static_shared = 0;    // bytes reserved for Kernel::shared_storage (rounded up)

@@ -11,6 +11,7 @@
 #include <boost/context/protected_fixedsize_stack.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <numeric>
@@ -39,10 +40,11 @@ inline constexpr unsigned char poison_byte = 0xFF;
 struct unit_state {
   const launch_info* info = nullptr;
   std::vector<block_state> blocks;
-  barrier_state cluster_barrier;
+  std::vector<barrier_state> cluster_barriers;  // one per cluster of the unit
   std::vector<gpu_thread*> threads;  // all threads of the unit, block-major
   int runnable = 0;                  // threads ready to run
   int exited = 0;
+  long long idle_spins = 0;          // resumes that found a spin-wait's condition still false
 };
 
 inline std::string dims_str(dims d) {
@@ -98,7 +100,7 @@ inline void block_sync(gpu_thread& t, const site& where) {
   }
   if (++b.arrived == b.expected) {
     b.arrived = 0;
-    const int base = t.block->cluster_rank * u.info->threads_per_block;
+    const int base = t.block->unit_index * u.info->threads_per_block;
     for (int i = 0; i < b.expected; ++i) make_ready(u, *u.threads[base + i]);
     return;  // the last arrival goes on without a switch
   }
@@ -108,7 +110,7 @@ inline void block_sync(gpu_thread& t, const site& where) {
 /// Cluster barrier: every thread of every block of the cluster.
 inline void cluster_sync(gpu_thread& t, const site& where) {
   unit_state& u = *t.unit;
-  barrier_state& b = u.cluster_barrier;
+  barrier_state& b = *t.block->cluster_barrier;
   const int me = t.block->cluster_rank * u.info->threads_per_block + t.thread_rank;
   if (b.arrived == 0) {
     b.where = where;
@@ -119,10 +121,25 @@ inline void cluster_sync(gpu_thread& t, const site& where) {
   }
   if (++b.arrived == b.expected) {
     b.arrived = 0;
-    for (gpu_thread* x : u.threads) make_ready(u, *x);
+    const int base = t.block->cluster_base * u.info->threads_per_block;
+    for (int i = 0; i < b.expected; ++i) make_ready(u, *u.threads[base + i]);
     return;
   }
   block_wait(u, t, wait_kind::cluster_barrier, where);
+}
+
+/// A spin-wait: returns once pred() is true. In between, the thread yields to the others of its unit
+/// (a raw spin loop would starve them: they share one OS thread). pred must not have side effects;
+/// the scheduler relies on that to tell a wait that can never end from one that is merely early.
+template <class Pred>
+void spin_until(gpu_thread& t, Pred&& pred, const site& where) {
+  while (!pred()) {
+    ++t.unit->idle_spins;
+    t.waiting = wait_kind::spin;
+    t.waiting_at = where;
+    suspend(t);  // stays runnable: the scheduler resumes it in its next sweep
+  }
+  t.waiting = wait_kind::none;
 }
 
 // ---- warp collectives ---------------------------------------------------------------------------
@@ -149,7 +166,7 @@ inline int warp_rendezvous(gpu_thread& t, collective op, const void* value, std:
   if (++w.arrived == w.lanes) {
     w.arrived = 0;
     w.parity ^= 1;
-    const int base = t.block->cluster_rank * u.info->threads_per_block + t.warp_index * u.info->warp_size;
+    const int base = t.block->unit_index * u.info->threads_per_block + t.warp_index * u.info->warp_size;
     for (int i = 0; i < w.lanes; ++i) {
       gpu_thread& x = *u.threads[base + i];
       if (&x != &t) make_ready(u, x);
@@ -182,7 +199,7 @@ void warp_gather(gpu_thread& t, const char* name, void* io, const site& where, F
   }
   if (++w.arrived == w.lanes) {
     w.arrived = 0;
-    const int base = t.block->cluster_rank * u.info->threads_per_block + t.warp_index * u.info->warp_size;
+    const int base = t.block->unit_index * u.info->threads_per_block + t.warp_index * u.info->warp_size;
     void* all[max_warp_size];
     for (int i = 0; i < w.lanes; ++i) all[i] = u.threads[base + i]->gather_io;
     fn(all, w.lanes);
@@ -218,6 +235,7 @@ inline std::string describe_wait(const gpu_thread& t) {
     case wait_kind::warp_collective:
       return std::string("wait at ") + (t.waiting_op == collective::gather ? t.gather_name : to_string(t.waiting_op)) +
              " (" + t.waiting_at.str() + ")";
+    case wait_kind::spin: return "spin-wait (" + t.waiting_at.str() + ") for a condition nobody can make true";
     case wait_kind::exited: return "have exited";
     default: return "are running";
   }
@@ -227,7 +245,19 @@ inline std::string describe_wait(const gpu_thread& t) {
 inline std::string deadlock_report(const unit_state& u) {
   const launch_info& L = *u.info;
   std::string msg = "strata emulator: kernel '" + L.kernel + "' (as " + L.target + ") can never finish: ";
+  // Blocks whose threads all exited say nothing; a cooperative grid may hold many blocks, so list the
+  // first few that are stuck and count the rest.
+  constexpr int max_listed = 8;
+  int listed = 0, unlisted = 0;
   for (std::size_t b = 0; b < u.blocks.size(); ++b) {
+    bool stuck = false;
+    for (int i = 0; i < L.threads_per_block; ++i)
+      stuck = stuck || u.threads[b * L.threads_per_block + i]->waiting != wait_kind::exited;
+    if (!stuck) continue;
+    if (listed == max_listed) {
+      ++unlisted;
+      continue;
+    }
     std::vector<std::pair<std::string, std::vector<int>>> groups;
     for (int i = 0; i < L.threads_per_block; ++i) {
       const gpu_thread& t = *u.threads[b * L.threads_per_block + i];
@@ -236,7 +266,7 @@ inline std::string deadlock_report(const unit_state& u) {
       if (it == groups.end()) groups.push_back({what, {i}});
       else it->second.push_back(i);
     }
-    msg += (b ? "; block " : "block ") + dims_str(u.blocks[b].index) + ": ";
+    msg += (listed++ ? "; block " : "block ") + dims_str(u.blocks[b].index) + ": ";
     for (std::size_t g = 0; g < groups.size(); ++g) {
       const auto& [what, ranks] = groups[g];
       std::string w = what;
@@ -244,6 +274,7 @@ inline std::string deadlock_report(const unit_state& u) {
       msg += (g ? "; " : "") + std::string(ranks.size() == 1 ? "thread " : "threads ") + rank_ranges(ranks) + " " + w;
     }
   }
+  if (unlisted) msg += "; and " + std::to_string(unlisted) + " more blocks";
   msg += ". A barrier or warp collective must be reached by every thread of its scope"
          " (thread numbers are ranks in the block).";
   return msg;
@@ -363,11 +394,21 @@ inline void run_unit(worker& w, unit_state& u, schedule order, std::mt19937_64& 
   std::vector<int> sequence(n);
   std::iota(sequence.begin(), sequence.end(), 0);
   if (order == schedule::reverse) std::reverse(sequence.begin(), sequence.end());
+  // A sweep in which every resume only re-checked a spin-wait that stayed false changed no memory: if
+  // the unit holds the whole grid (or the grid is one unit) nothing else can, so the next sweep would
+  // be identical and the unit can never finish. Otherwise blocks on other workers may still release it,
+  // so only a long stretch of such sweeps counts.
+  const bool alone = u.info->cooperative || u.info->clusters.volume() == 1;
+  auto idle_since = std::chrono::steady_clock::time_point{};
   while (u.exited < n) {
     if (order == schedule::random) std::shuffle(sequence.begin(), sequence.end(), rng);
+    long long resumes = 0;
+    const long long spins_before = u.idle_spins;
+    const int exited_before = u.exited;
     for (int i : sequence) {
       gpu_thread& t = *u.threads[i];
       if (!t.runnable) continue;
+      ++resumes;
       resume(t, &w.fake_stack);
       if (t.error) {
         std::exception_ptr e = t.error;
@@ -386,7 +427,19 @@ inline void run_unit(worker& w, unit_state& u, schedule order, std::mt19937_64& 
         }
       }
     }
-    if (u.exited < n && u.runnable == 0) {
+    bool stuck = u.exited < n && u.runnable == 0;
+    if (!stuck && resumes > 0 && u.idle_spins - spins_before == resumes && u.exited == exited_before) {
+      if (alone) {
+        stuck = true;
+      } else {
+        const auto now = std::chrono::steady_clock::now();
+        if (idle_since == decltype(idle_since){}) idle_since = now;
+        stuck = now - idle_since > std::chrono::seconds(10);
+      }
+    } else {
+      idle_since = {};
+    }
+    if (stuck) {
       std::string report = deadlock_report(u);
       abort_unit_threads(w, u);
       throw emulator_error(report);

@@ -17,7 +17,7 @@
 namespace strata::emulator::detail {
 
 /// What a suspended GPU thread waits for. `none` while it runs or is ready to run.
-enum class wait_kind : std::uint8_t { none, block_barrier, cluster_barrier, warp_collective, exited };
+enum class wait_kind : std::uint8_t { none, block_barrier, cluster_barrier, warp_collective, spin, exited };
 
 /// Kinds of warp collective, so that lanes meeting at different collectives are told apart.
 enum class collective : std::uint8_t { sync, shfl, shfl_xor, shfl_up, shfl_down, ballot, any, all, gather };
@@ -77,7 +77,10 @@ struct barrier_state {
 struct block_state {
   dims index;
   long long rank = 0;     // linear block id in the grid
+  int unit_index = 0;     // position among the blocks of the unit being run (its threads start there)
   int cluster_rank = 0;   // linear rank inside its cluster
+  int cluster_base = 0;   // unit_index of its cluster's rank-0 block
+  barrier_state* cluster_barrier = nullptr;
   int chiplet = 0;
   int threads = 0;
   unsigned char* smem = nullptr;

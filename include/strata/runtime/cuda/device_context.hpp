@@ -300,6 +300,13 @@ class device_context {
   STRATA_DEVICE warp_level warp() const { return {}; }
   STRATA_DEVICE lane_level lane() const { return {}; }
 
+  /// Returns once pred() is true, backing off between checks so a spinning warp leaves issue slots
+  /// to the warps it waits for. pred reads memory another block writes: use strata::atomic loads.
+  template <class Pred>
+  STRATA_DEVICE void wait_until(Pred&& pred) const {
+    while (!pred()) __nanosleep(64);
+  }
+
   /// The kernel's static shared storage (Kernel::shared_storage).
   template <class T>
   STRATA_DEVICE T& shared() const {

@@ -89,14 +89,23 @@ void launch(stream& s, const launch_shape& shape, const Kernel& kernel, const Pa
                          static_cast<unsigned>(shape.block.z));
   config.dynamicSmemBytes = shared_bytes;
   config.stream = s.native_handle();
-  cudaLaunchAttribute attribute[1];
+  cudaLaunchAttribute attribute[2];
+  unsigned attributes = 0;
   if (shape.cluster.volume() > 1) {
-    attribute[0].id = cudaLaunchAttributeClusterDimension;
-    attribute[0].val.clusterDim.x = static_cast<unsigned>(shape.cluster.x);
-    attribute[0].val.clusterDim.y = static_cast<unsigned>(shape.cluster.y);
-    attribute[0].val.clusterDim.z = static_cast<unsigned>(shape.cluster.z);
+    attribute[attributes].id = cudaLaunchAttributeClusterDimension;
+    attribute[attributes].val.clusterDim.x = static_cast<unsigned>(shape.cluster.x);
+    attribute[attributes].val.clusterDim.y = static_cast<unsigned>(shape.cluster.y);
+    attribute[attributes].val.clusterDim.z = static_cast<unsigned>(shape.cluster.z);
+    ++attributes;
+  }
+  if (shape.cooperative) {  // every block resident at once, or the launch fails (never a silent hang)
+    attribute[attributes].id = cudaLaunchAttributeCooperative;
+    attribute[attributes].val.cooperative = 1;
+    ++attributes;
+  }
+  if (attributes) {
     config.attrs = attribute;
-    config.numAttrs = 1;
+    config.numAttrs = attributes;
   }
   // cudaLaunchKernelEx returns the launch's own error (unlike <<<>>> followed by cudaGetLastError,
   // which could report an earlier failure), and takes the cluster attribute.

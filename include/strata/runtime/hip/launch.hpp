@@ -76,9 +76,14 @@ void launch(stream& s, const launch_shape& shape, const Kernel& kernel, const Pa
   // hipLaunchKernel returns the launch's own error (unlike <<<>>> followed by hipGetLastError,
   // which could report an earlier failure). It copies the arguments before returning.
   void* args[] = {const_cast<Kernel*>(&kernel), const_cast<Params*>(&params)};
-  hip::detail::check(hipLaunchKernel(fn, grid, block, args, shared_bytes, s.native_handle()), [&] {
+  // A cooperative launch guarantees every block is resident at once, or fails (never a silent hang).
+  const hipError_t status = shape.cooperative
+                                ? hipLaunchCooperativeKernel(fn, grid, block, args, static_cast<unsigned>(shared_bytes),
+                                                             s.native_handle())
+                                : hipLaunchKernel(fn, grid, block, args, shared_bytes, s.native_handle());
+  hip::detail::check(status, [&] {
     using strata::detail::dims_string;
-    return "hipLaunchKernel(" + kernel_name<Kernel>() + ", grid " + dims_string(shape.grid) + ", block " +
+    return std::string(shape.cooperative ? "hipLaunchCooperativeKernel(" : "hipLaunchKernel(") + kernel_name<Kernel>() + ", grid " + dims_string(shape.grid) + ", block " +
            dims_string(shape.block) + ", " + strata::detail::bytes_string(shared_bytes) + " shared, stream " +
            strata::detail::pointer_string(s.native_handle()) + ")";
   });

@@ -102,4 +102,16 @@ void copy_on_device(stream& s, T* dst, const T* src, std::size_t count) {
   hip::detail::copy_async(s, dst, src, count, hipMemcpyDeviceToDevice);
 }
 
+/// Sets `count` elements to all-zero bytes, in stream order (scratch counters, split-K partials).
+template <class T>
+void zero_on_device(stream& s, T* dst, std::size_t count) {
+  if (count == 0) return;
+  const std::size_t b = count * sizeof(T);
+  hip::detail::check(hipMemsetAsync(dst, 0, b, s.native_handle()), [&] {
+    using strata::detail::pointer_string;
+    return "hipMemsetAsync(dst " + pointer_string(dst) + ", 0, " + strata::detail::bytes_string(b) + ", stream " +
+           pointer_string(s.native_handle()) + ")";
+  });
+}
+
 }  // namespace strata

@@ -105,6 +105,14 @@ void copy_on_device(stream&, T* dst, const T* src, std::size_t count) {
   detail::host_copy("copy_on_device", dst, src, count);
 }
 
+/// Sets `count` elements to all-zero bytes (scratch counters, split-K partials).
+template <class T>
+void zero_on_device(stream&, T* dst, std::size_t count) {
+  if (count == 0) return;
+  if (!dst) throw invalid_argument("strata::zero_on_device", "dst", "is null for " + std::to_string(count) + " elements");
+  std::memset(static_cast<void*>(dst), 0, count * sizeof(T));
+}
+
 /// The emulator counts as one device.
 inline int device_count() { return 1; }
 
