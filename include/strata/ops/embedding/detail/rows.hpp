@@ -1,0 +1,207 @@
+// strata/ops/embedding/detail/rows.hpp -- reading rows of every format, 16 bytes at a time, and the
+// device-side descriptors the kernels read from the workspace. Not a public header.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#include "strata/config/config.hpp"
+#include "strata/numeric/numeric.hpp"
+#include "strata/ops/embedding/types.hpp"
+
+namespace strata::embedding::detail {
+
+/// 16 bytes moved by one load: a plain aligned, trivially copyable struct.
+struct alignas(16) vec16 {
+  std::uint32_t w[4];
+};
+
+/// One 16-byte load of table rows (p 16-byte aligned). Table pointers reach the kernel through the
+/// descriptors in the workspace, so the compilers cannot prove they point to global memory and would
+/// emit generic (flat) loads; the row data is also read-only for the whole forward launch. So:
+///   CUDA device pass  __ldg: ld.global.nc.v4 (the read-only data path)
+///   HIP device pass   an address_space(1) pointer: global_load_dwordx4
+///   host              a plain load
+/// This is the one place to swap in the copy/ atoms (copy::vector_copy) once they are merged.
+STRATA_HOST_DEVICE STRATA_FORCEINLINE vec16 load_vec(const unsigned char* p) {
+#if STRATA_CUDA_DEVICE_PASS
+  const uint4 v = __ldg(reinterpret_cast<const uint4*>(p));
+  return vec16{{v.x, v.y, v.z, v.w}};
+#elif STRATA_HIP_DEVICE_PASS
+  typedef unsigned int u32x4 __attribute__((ext_vector_type(4)));
+  typedef __attribute__((address_space(1))) const u32x4 global_u32x4;
+  const u32x4 v = *(global_u32x4*)(p);
+  return vec16{{v.x, v.y, v.z, v.w}};
+#else
+  return *reinterpret_cast<const vec16*>(p);
+#endif
+}
+
+/// One table as the kernels see it (written into the workspace by the host entry).
+struct table_desc {
+  const unsigned char* rows;
+  unsigned char* rows_mut;   // the same rows, for fused optimizer updates
+  float* state;              // optimizer state: adagrad rows*dim, rowwise adagrad rows; else null
+  float* dense_grad;         // dense gradient rows*dim (fp32, packed); else null
+  long long num_rows;
+  long long stride;          // bytes
+  long long padding;         // -1: none
+  long long row_base;        // first global row id of this table (sorting key space)
+  int dim;
+  int vector;                // 1: rows may be read with 16-byte loads
+  int group;                 // lanes that share one bag (power of two, <= warp size)
+  int passes;                // column passes per bag (dims wider than group * chunks * elements)
+};
+
+/// One feature, in the kernels' tile order (sorted by table, so a table's tiles are contiguous).
+struct feature_desc {
+  long long batch;           // bags of this feature
+  long long bag_base;        // global bag id of its first bag (features in user order)
+  long long out_offset;      // output / grad_output layout, elements
+  long long out_stride;
+  long long tile_begin;      // first tile of this feature in tile order
+  int table;
+  int feature;               // the user's feature number
+  int bags_per_tile;
+  int pad_;
+};
+
+/// Per row format: elements in 16 bytes, the decode of one element, and the row's quantization.
+template <scalar S>
+struct row_format;
+
+template <>
+struct row_format<scalar::fp32> {
+  static constexpr int per_vec = 4;
+  static constexpr int elem_bits = 32;
+  static constexpr bool quantized = false;
+  STRATA_HOST_DEVICE static float from_bits(std::uint32_t b) { return __builtin_bit_cast(float, b); }
+};
+template <>
+struct row_format<scalar::fp16> {
+  static constexpr int per_vec = 8;
+  static constexpr int elem_bits = 16;
+  static constexpr bool quantized = false;
+  STRATA_HOST_DEVICE static float from_bits(std::uint32_t b) { return float(f16::from_bits(std::uint16_t(b))); }
+};
+template <>
+struct row_format<scalar::bf16> {
+  static constexpr int per_vec = 8;
+  static constexpr int elem_bits = 16;
+  static constexpr bool quantized = false;
+  STRATA_HOST_DEVICE static float from_bits(std::uint32_t b) { return float(bf16::from_bits(std::uint16_t(b))); }
+};
+template <>
+struct row_format<scalar::fp8_e4m3> {
+  static constexpr int per_vec = 16;
+  static constexpr int elem_bits = 8;
+  static constexpr bool quantized = false;
+  STRATA_HOST_DEVICE static float from_bits(std::uint32_t b) { return float(f8_e4m3::from_bits(std::uint8_t(b))); }
+};
+template <>
+struct row_format<scalar::int8_rowwise> {
+  static constexpr int per_vec = 16;
+  static constexpr int elem_bits = 8;
+  static constexpr bool quantized = true;
+  STRATA_HOST_DEVICE static float from_bits(std::uint32_t b) { return float(b); }
+};
+template <>
+struct row_format<scalar::int4_rowwise> {
+  static constexpr int per_vec = 32;
+  static constexpr int elem_bits = 4;
+  static constexpr bool quantized = true;
+  STRATA_HOST_DEVICE static float from_bits(std::uint32_t b) { return float(b); }
+};
+
+/// Bytes that hold the `dim` values of a row (without the quantization parameters).
+STRATA_HOST_DEVICE constexpr long long payload_bytes(scalar s, long long dim) {
+  return s == scalar::int4_rowwise ? (dim + 1) / 2 : packed_row_bytes(s, dim) - (s == scalar::int8_rowwise ? 8 : 0);
+}
+
+/// Element `e` of 16 bytes `v` (raw bits, not yet scaled).
+template <scalar S>
+STRATA_HOST_DEVICE STRATA_FORCEINLINE std::uint32_t element_bits(const vec16& v, int e) {
+  constexpr int bits = row_format<S>::elem_bits;
+  constexpr int per_word = 32 / bits;
+  const std::uint32_t w = v.w[e / per_word];
+  if constexpr (bits == 32) return w;
+  else return (w >> ((e % per_word) * bits)) & ((1u << bits) - 1u);
+}
+
+/// Element `c` of a row read on its own (the path for rows that are not 16-byte aligned). Loads only
+/// the bytes of that element.
+template <scalar S>
+STRATA_HOST_DEVICE STRATA_FORCEINLINE std::uint32_t element_bits_at(const unsigned char* row, int c) {
+  constexpr int bits = row_format<S>::elem_bits;
+  if constexpr (bits == 32) return *reinterpret_cast<const std::uint32_t*>(row + 4 * c);
+  else if constexpr (bits == 16) return *reinterpret_cast<const std::uint16_t*>(row + 2 * c);
+  else if constexpr (bits == 8) return row[c];
+  else return (row[c / 2] >> ((c & 1) * 4)) & 0xFu;
+}
+
+/// Scale and bias of a quantized row (stored after the payload, possibly unaligned: read by bytes).
+struct qparams {
+  float scale = 1.f, bias = 0.f;
+};
+template <scalar S>
+STRATA_HOST_DEVICE STRATA_FORCEINLINE qparams load_qparams(const unsigned char* row, int dim) {
+  qparams q;
+  if constexpr (S == scalar::int8_rowwise) {
+    const unsigned char* p = row + dim;
+    std::uint32_t s = 0, b = 0;
+    STRATA_UNROLL
+    for (int i = 0; i < 4; ++i) s |= std::uint32_t(p[i]) << (8 * i), b |= std::uint32_t(p[4 + i]) << (8 * i);
+    q.scale = __builtin_bit_cast(float, s);
+    q.bias = __builtin_bit_cast(float, b);
+  } else if constexpr (S == scalar::int4_rowwise) {
+    const unsigned char* p = row + (dim + 1) / 2;
+    q.scale = float(f16::from_bits(std::uint16_t(p[0] | (p[1] << 8))));
+    q.bias = float(f16::from_bits(std::uint16_t(p[2] | (p[3] << 8))));
+  }
+  return q;
+}
+
+/// Index `i` of an int32 or int64 index / offset array.
+STRATA_HOST_DEVICE STRATA_FORCEINLINE long long load_index(const void* p, int is64, long long i) {
+  return is64 ? static_cast<const long long*>(p)[i] : static_cast<long long>(static_cast<const int*>(p)[i]);
+}
+
+/// Stores one value of an output in `format` (fp32, fp16 or bf16).
+STRATA_HOST_DEVICE STRATA_FORCEINLINE void store_value(void* base, long long at, int format, float v) {
+  if (format == int(scalar::fp16)) static_cast<f16*>(base)[at] = f16(v);
+  else if (format == int(scalar::bf16)) static_cast<bf16*>(base)[at] = bf16(v);
+  else static_cast<float*>(base)[at] = v;
+}
+STRATA_HOST_DEVICE STRATA_FORCEINLINE float load_value(const void* base, long long at, int format) {
+  if (format == int(scalar::fp16)) return float(static_cast<const f16*>(base)[at]);
+  if (format == int(scalar::bf16)) return float(static_cast<const bf16*>(base)[at]);
+  return static_cast<const float*>(base)[at];
+}
+
+/// The bag range [begin, end) of global bag `g` under `policy`; `ok` false for a malformed bag.
+struct bag_range {
+  long long begin, end;
+  bool ok;
+};
+STRATA_HOST_DEVICE STRATA_FORCEINLINE bag_range bag_of(const void* offsets, int is64, long long bag_size, long long n,
+                                                       long long g, int policy) {
+  if (!offsets) return {g * bag_size, g * bag_size + bag_size, true};
+  const long long b = load_index(offsets, is64, g), e = load_index(offsets, is64, g + 1);
+  const bool ok = b >= 0 && e >= b && e <= n;
+  if (ok) return {b, e, true};
+  if (policy == int(bounds::clamp)) {
+    const long long cb = b < 0 ? 0 : (b > n ? n : b);
+    const long long ce = e < cb ? cb : (e > n ? n : e);
+    return {cb, ce, false};
+  }
+  return {0, 0, false};
+}
+
+/// Largest power of two <= x (x >= 1).
+STRATA_HOST_DEVICE constexpr int floor_pow2(int x) {
+  int p = 1;
+  while (p * 2 <= x) p *= 2;
+  return p;
+}
+
+}  // namespace strata::embedding::detail
