@@ -101,7 +101,7 @@ enum class scope { block, chiplet, device };
 namespace detail {
 #if STRATA_CUDA_DEVICE_PASS
 template <scope S>
-inline constexpr cuda::thread_scope cuda_scope = S == scope::block ? cuda::thread_scope_block : cuda::thread_scope_device;
+inline constexpr ::cuda::thread_scope cuda_scope = S == scope::block ? ::cuda::thread_scope_block : ::cuda::thread_scope_device;
 #elif STRATA_HIP_DEVICE_PASS
 template <scope S>
 inline constexpr int hip_scope = S == scope::block ? __HIP_MEMORY_SCOPE_WORKGROUP : __HIP_MEMORY_SCOPE_AGENT;
@@ -112,7 +112,7 @@ inline constexpr int hip_scope = S == scope::block ? __HIP_MEMORY_SCOPE_WORKGROU
 template <scope S = scope::device, class T>
 STRATA_HOST_DEVICE T load_acquire(const T* p) {
 #if STRATA_CUDA_DEVICE_PASS
-  return cuda::atomic_ref<const T, detail::cuda_scope<S>>(*p).load(cuda::memory_order_acquire);
+  return ::cuda::atomic_ref<const T, detail::cuda_scope<S>>(*p).load(::cuda::memory_order_acquire);
 #elif STRATA_HIP_DEVICE_PASS
   return __hip_atomic_load(p, __ATOMIC_ACQUIRE, detail::hip_scope<S>);
 #else
@@ -124,7 +124,7 @@ STRATA_HOST_DEVICE T load_acquire(const T* p) {
 template <scope S = scope::device, class T>
 STRATA_HOST_DEVICE void store_release(T* p, T v) {
 #if STRATA_CUDA_DEVICE_PASS
-  cuda::atomic_ref<T, detail::cuda_scope<S>>(*p).store(v, cuda::memory_order_release);
+  ::cuda::atomic_ref<T, detail::cuda_scope<S>>(*p).store(v, ::cuda::memory_order_release);
 #elif STRATA_HIP_DEVICE_PASS
   __hip_atomic_store(p, v, __ATOMIC_RELEASE, detail::hip_scope<S>);
 #else
@@ -136,7 +136,7 @@ STRATA_HOST_DEVICE void store_release(T* p, T v) {
 template <scope S = scope::device, class T>
 STRATA_HOST_DEVICE T add_acq_rel(T* p, T v) {
 #if STRATA_CUDA_DEVICE_PASS
-  return cuda::atomic_ref<T, detail::cuda_scope<S>>(*p).fetch_add(v, cuda::memory_order_acq_rel);
+  return ::cuda::atomic_ref<T, detail::cuda_scope<S>>(*p).fetch_add(v, ::cuda::memory_order_acq_rel);
 #elif STRATA_HIP_DEVICE_PASS
   return __hip_atomic_fetch_add(p, v, __ATOMIC_ACQ_REL, detail::hip_scope<S>);
 #else
@@ -148,7 +148,7 @@ STRATA_HOST_DEVICE T add_acq_rel(T* p, T v) {
 template <scope S = scope::device>
 STRATA_HOST_DEVICE void fence() {
 #if STRATA_CUDA_DEVICE_PASS
-  cuda::atomic_thread_fence(cuda::memory_order_seq_cst, detail::cuda_scope<S>);
+  ::cuda::atomic_thread_fence(::cuda::memory_order_seq_cst, detail::cuda_scope<S>);
 #elif STRATA_HIP_DEVICE_PASS
   if constexpr (S == scope::block) __builtin_amdgcn_fence(__ATOMIC_SEQ_CST, "workgroup");
   else __builtin_amdgcn_fence(__ATOMIC_SEQ_CST, "agent");
