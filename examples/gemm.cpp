@@ -1,0 +1,173 @@
+// examples/gemm.cpp -- strata::gemm on the backend of this build (the host emulator unless built for
+// CUDA or HIP), with an optional check against the double reference.
+//
+//   gemm --m M --n N --k K [--dtype f32|f16|bf16|i8] [--layout nn|nt|tn|tt] [--batch B]
+//        [--epilogue none|bias_relu] [--check] [--bench]
+//
+// Layout letters are BLAS's: n = the operand as stored row-major (not transposed), t = stored
+// column-major. D is row-major; its type is the input's (int32 for i8). With --check the last line is
+// PASS or FAIL: the maximum relative error (|D - ref| / max(|ref|, K/4, 1)) against the tolerance of
+// the dtype and K (ops/gemm/reference.hpp). On the emulator a product over about 2^31 multiply-adds
+// would take many minutes, so larger shapes are refused with a message instead of running forever.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <strata/gemm.hpp>
+
+namespace sg = strata::ops::gemm;
+
+namespace {
+
+[[noreturn]] void usage(const std::string& why) {
+  std::fprintf(stderr,
+               "gemm: %s\nusage: gemm --m M --n N --k K [--dtype f32|f16|bf16|i8] [--layout nn|nt|tn|tt] [--batch B]\n"
+               "            [--epilogue none|bias_relu] [--check] [--bench]\n",
+               why.c_str());
+  std::exit(2);
+}
+
+long long number(const char* flag, const char* v) {
+  char* end = nullptr;
+  const long long x = std::strtoll(v, &end, 10);
+  if (!*v || *end || x < 0 || x > (1LL << 31) - 1) usage(std::string(flag) + " takes a number from 0 to 2^31-1, got '" + v + "'");
+  return x;
+}
+
+template <class T>
+std::vector<T> random_values(std::size_t n, std::uint64_t seed) {
+  std::mt19937_64 g(seed);
+  std::uniform_real_distribution<float> d(0.25f, 1.f);
+  std::vector<T> v(n);
+  for (auto& x : v) {
+    const bool neg = g() & 1;
+    if constexpr (std::is_integral_v<T>) x = T((neg ? -1 : 1) * int(1 + g() % 9));
+    else x = T(neg ? -d(g) : d(g));
+  }
+  return v;
+}
+
+template <class T>
+int mantissa_bits() {
+  if constexpr (std::is_same_v<T, strata::f16>) return 10;
+  else if constexpr (std::is_same_v<T, strata::bf16>) return 7;
+  else return 23;
+}
+
+template <class TA, class TD>
+int run(int m, int n, int k, int batch, bool ta, bool tb, sg::dtype in, sg::dtype out, bool bias_relu, bool check,
+        bool bench) {
+  strata::stream s;
+  const auto la = ta ? sg::layout::col_major : sg::layout::row_major, lb = tb ? sg::layout::col_major : sg::layout::row_major;
+  const long long lda = ta ? m : k, ldb = tb ? k : n;
+  const std::size_t sa = std::size_t(m) * k, sb = std::size_t(k) * n, sd = std::size_t(m) * n;
+  const auto ha = random_values<TA>(sa * batch, 1), hb = random_values<TA>(sb * batch, 2);
+  const auto hbias = random_values<float>(std::max(n, 1), 3);
+  std::vector<TD> hd(sd * batch, TD(-7));  // poisoned
+  strata::device_buffer<TA> da(std::max<std::size_t>(1, sa * batch)), db(std::max<std::size_t>(1, sb * batch));
+  strata::device_buffer<TD> dd(std::max<std::size_t>(1, sd * batch));
+  strata::device_buffer<float> dbias(hbias.size());
+  strata::copy_to_device(s, da.data(), ha.data(), ha.size());
+  strata::copy_to_device(s, db.data(), hb.data(), hb.size());
+  strata::copy_to_device(s, dd.data(), hd.data(), hd.size());
+  strata::copy_to_device(s, dbias.data(), hbias.data(), hbias.size());
+  const sg::matrix a{da.data(), m, k, std::max(1LL, lda), la, in, (long long)sa},
+      b{db.data(), k, n, std::max(1LL, ldb), lb, in, (long long)sb}, d{dd.data(), m, n, std::max(1, n), sg::layout::row_major, out, (long long)sd};
+  sg::options o{.batch = batch, .bias = bias_relu ? dbias.data() : nullptr,
+                .act = bias_relu ? sg::activation::relu : sg::activation::none};
+  const auto t0 = std::chrono::steady_clock::now();
+  strata::gemm(s, a, b, d, d, o);
+  s.synchronize();
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  const double flops = 2.0 * m * n * k * batch;
+  std::printf("gemm %dx%dx%d batch %d %s -> %s layout %c%c epilogue %s: %.3f ms, %.3f GFLOP/s\n", m, n, k, batch,
+              sg::to_string(in), sg::to_string(out), ta ? 't' : 'n', tb ? 't' : 'n', bias_relu ? "bias_relu" : "none", ms,
+              ms > 0 ? flops / ms / 1e6 : 0.0);
+  if (bench) {
+    const int reps = 3;
+    const auto t1 = std::chrono::steady_clock::now();
+    for (int i = 0; i < reps; ++i) strata::gemm(s, a, b, d, d, o);
+    s.synchronize();
+    const double bms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count() / reps;
+    std::printf("bench: %.3f ms per call, %.3f GFLOP/s (%d calls)\n", bms, bms > 0 ? flops / bms / 1e6 : 0.0, reps);
+  }
+  if (!check) return 0;
+  std::vector<TD> got(sd * batch);
+  strata::copy_to_host(s, got.data(), dd.data(), got.size());
+  s.synchronize();
+  const double tol = sg::reference::tolerance(k, mantissa_bits<TD>());
+  double worst = 0;
+  for (int bt = 0; bt < batch; ++bt) {
+    const auto ref = sg::reference::product(m, n, k, ha.data() + bt * sa, lda, la, hb.data() + bt * sb, ldb, lb);
+    for (std::size_t i = 0; i < sd; ++i) {
+      double want = ref[i];
+      if (bias_relu) want = std::max(0.0, want + hbias[i % n]);
+      if constexpr (std::is_integral_v<TD>) want = std::nearbyint(want);
+      const double v = sg::reference::to_double(got[bt * sd + i]);
+      const double err = std::abs(v - want) / std::max({std::abs(want), k / 4.0, 1.0});
+      worst = std::isnan(err) ? INFINITY : std::max(worst, err);
+    }
+  }
+  std::printf("max relative error %.3g (tolerance %.3g)\n", worst, tol);
+  std::printf("%s\n", worst <= tol ? "PASS" : "FAIL");
+  return worst <= tol ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  long long m = -1, n = -1, k = -1, batch = 1;
+  std::string dtype = "bf16", layout = "nn", epi = "none";
+  bool check = false, bench = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string f = argv[i];
+    auto value = [&]() -> const char* {
+      if (i + 1 >= argc) usage(f + " needs a value");
+      return argv[++i];
+    };
+    if (f == "--m") m = number("--m", value());
+    else if (f == "--n") n = number("--n", value());
+    else if (f == "--k") k = number("--k", value());
+    else if (f == "--batch") batch = number("--batch", value());
+    else if (f == "--dtype") dtype = value();
+    else if (f == "--layout") layout = value();
+    else if (f == "--epilogue") epi = value();
+    else if (f == "--check") check = true;
+    else if (f == "--bench") bench = true;
+    else usage("unknown argument '" + f + "'");
+  }
+  if (m < 0 || n < 0 || k < 0) usage("--m, --n and --k are required");
+  if (batch < 1 || batch > 65535) usage("--batch must be 1..65535");
+  if (layout.size() != 2 || (layout[0] != 'n' && layout[0] != 't') || (layout[1] != 'n' && layout[1] != 't'))
+    usage("--layout must be nn, nt, tn or tt, got '" + layout + "'");
+  if (epi != "none" && epi != "bias_relu") usage("--epilogue must be none or bias_relu, got '" + epi + "'");
+  const double work = double(m) * n * k * batch;
+  const double elements = double(m) * std::max(n, k) * batch + double(k) * n * batch;
+  if (elements > 4e8) usage("the operands would need more than ~1.6 GB; choose smaller sizes");
+#if STRATA_BACKEND_HOST
+  // The emulator runs about 1e8 multiply-adds a second on this kind of machine; 2^31 is minutes.
+  if (work > 2147483648.0)
+    usage("M*N*K*batch = " + std::to_string((long long)work) +
+          " multiply-adds is too large for the CPU emulator (limit 2^31, a few minutes); choose smaller sizes or "
+          "build for a GPU (-DSTRATA_ENABLE_CUDA=ON / -DSTRATA_ENABLE_HIP=ON)");
+  // The double reference is K multiply-adds per element as well; the same bound covers it.
+#endif
+  const bool ta = layout[0] == 't', tb = layout[1] == 't', br = epi == "bias_relu";
+  const int M = int(m), N = int(n), K = int(k), B = int(batch);
+  try {
+    if (dtype == "f32") return run<float, float>(M, N, K, B, ta, tb, sg::dtype::f32, sg::dtype::f32, br, check, bench);
+    if (dtype == "f16") return run<strata::f16, strata::f16>(M, N, K, B, ta, tb, sg::dtype::f16, sg::dtype::f16, br, check, bench);
+    if (dtype == "bf16") return run<strata::bf16, strata::bf16>(M, N, K, B, ta, tb, sg::dtype::bf16, sg::dtype::bf16, br, check, bench);
+    if (dtype == "i8") return run<std::int8_t, std::int32_t>(M, N, K, B, ta, tb, sg::dtype::i8, sg::dtype::i32, br, check, bench);
+  } catch (const strata::error& e) {
+    std::fprintf(stderr, "gemm: %s\n", e.what());
+    if (check) std::printf("FAIL\n");
+    return 1;
+  }
+  usage("--dtype must be f32, f16, bf16 or i8, got '" + dtype + "'");
+}

@@ -1,0 +1,267 @@
+// strata/ops/gemm/gemm.hpp -- the host entry: strata::gemm(stream, a, b, c, d, options).
+//
+//   strata::ops::gemm::matrix a{a_ptr, M, K, lda, layout::row_major, dtype::bf16};
+//   strata::ops::gemm::matrix b{b_ptr, K, N, ldb, layout::col_major, dtype::bf16};
+//   strata::ops::gemm::matrix d{d_ptr, M, N, ldd, layout::row_major, dtype::bf16};
+//   strata::gemm(stream, a, b, d /* C: may alias D */, d, {.alpha = 1.f, .beta = 0.f});
+//
+// Why a descriptor and not tensor views: tensor/view.hpp views carry their element type and layout
+// in the type, which suits kernels; a BLAS replacement is called with types known only at run time
+// (a framework's dtype field), so the entry takes {pointer, rows, cols, ld, layout, dtype} and
+// dispatches to typed kernel instantiations itself. The template path (gemm::kernel, configs.hpp)
+// stays open for users who pick their own configuration.
+//
+// Validation (strata::invalid_argument naming "strata::gemm" and the argument): shapes agree
+// (A m x k, B k x n, C and D m x n), leading dimensions cover a row / column, dtypes form a supported
+// combination, batch >= 1 with batch strides that do not overlap, non-null pointers where elements
+// exist, elements aligned to their size, bias length n. A combination the build's target has no units
+// for (fp8 without fp8 MMA) is strata::unsupported naming the operator.
+//
+// Heuristic (documented in docs/gemm.md):
+//   host emulator  scalar FMA; tile 32 x 64 when M <= 32 (decode), else 64 x 32.
+//   sm80 class     M <= 16: 16 x 64 x 64 tile (skinny); M <= 128 or few tiles: 64 x 64 x 32; else
+//                  128 x 128 x 32, 3 stages; 16-byte cp.async when pointers and lds allow.
+//   CDNA           M <= 32: MFMA 16x16 with a 16 x 64 tile; else 32x32 with 128 x 128.
+//   split-K (parallel, needs options.workspace): when the output has fewer tiles than the device has
+//   units and K >= 8 tiles of K: splits = min(units / tiles, k_tiles / 4, 16); gemm_workspace_size()
+//   says how many bytes. Without a workspace, one split.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "strata/ops/gemm/configs.hpp"
+#include "strata/ops/gemm/kernel.hpp"
+#include "strata/runtime/error.hpp"
+#include "strata/runtime/runtime.hpp"
+#include "strata/runtime/workspace.hpp"
+
+namespace strata::ops::gemm {
+
+enum class dtype { f32, f16, bf16, i8, i32, e4m3, e5m2 };
+
+inline const char* to_string(dtype t) {
+  switch (t) {
+    case dtype::f32: return "f32";
+    case dtype::f16: return "f16";
+    case dtype::bf16: return "bf16";
+    case dtype::i8: return "i8";
+    case dtype::i32: return "i32";
+    case dtype::e4m3: return "e4m3";
+    case dtype::e5m2: return "e5m2";
+  }
+  return "?";
+}
+inline std::size_t size_of(dtype t) {
+  switch (t) {
+    case dtype::f32: case dtype::i32: return 4;
+    case dtype::f16: case dtype::bf16: return 2;
+    default: return 1;
+  }
+}
+
+/// A matrix in device memory: element (r, c) at data[r * ld + c] (row-major) or data[c * ld + r].
+struct matrix {
+  const void* data = nullptr;
+  int rows = 0, cols = 0;
+  long long ld = 0;
+  layout order = layout::row_major;
+  dtype type = dtype::f32;
+  long long batch_stride = 0;  // elements between batch entries
+};
+
+enum class activation { none, relu };
+
+struct options {
+  float alpha = 1.f;
+  float beta = 0.f;          // C is not read when 0
+  int batch = 1;
+  const float* bias = nullptr;  // n floats, added per column after alpha/beta
+  activation act = activation::none;
+  int split_k = 0;           // 0: the heuristic; 1: never split; n: n splits (needs a workspace)
+  workspace work{};          // scratch for split-K (gemm_workspace_size)
+};
+
+namespace detail {
+
+[[noreturn]] inline void bad(const std::string& arg, const std::string& why) {
+  throw invalid_argument("strata::gemm", arg, why);
+}
+
+inline void check_matrix(const matrix& x, const char* name, int rows, int cols, int batch) {
+  const std::string n = name;
+  if (x.rows != rows || x.cols != cols)
+    bad(n, "is " + std::to_string(x.rows) + " x " + std::to_string(x.cols) + ", expected " + std::to_string(rows) +
+               " x " + std::to_string(cols));
+  const long long inner = x.order == layout::row_major ? cols : rows;
+  if (x.ld < std::max<long long>(1, inner))
+    bad(n, "has leading dimension " + std::to_string(x.ld) + ", less than its " +
+               (x.order == layout::row_major ? "row length " : "column length ") + std::to_string(inner));
+  const long long outer = x.order == layout::row_major ? rows : cols;
+  const long long span = outer * x.ld;
+  if (rows > 0 && cols > 0) {
+    if (!x.data) bad(n, "is a null pointer");
+    if (reinterpret_cast<std::uintptr_t>(x.data) % size_of(x.type) != 0)
+      bad(n, "is not aligned to its element size (" + std::to_string(size_of(x.type)) + " bytes)");
+    if (batch > 1 && x.batch_stride < span && x.batch_stride != 0)
+      bad(n, "batch_stride " + std::to_string(x.batch_stride) + " overlaps the previous batch entry (needs >= " +
+                 std::to_string(span) + ")");
+  }
+}
+
+/// The host entry's epilogue op after alpha/beta: + bias[col] (when given), then the activation.
+struct bias_activation {
+  struct params {
+    const float* bias = nullptr;
+    activation act = activation::none;
+  };
+  STRATA_HOST_DEVICE float operator()(float v, int, int col, const params& p) const {
+    if (p.bias) v += p.bias[col];
+    if (p.act == activation::relu) v = v <= 0.f ? 0.f : v;  // NaN passes through
+    return v;
+  }
+};
+
+template <class TD>
+using entry_epilogue = epilogue::chain<epilogue::alpha_beta<TD>, bias_activation, epilogue::convert_to<TD>>;
+
+// Picks the configuration for this build's backend and the shape; fn(kernel*) launches it.
+template <class TA, class TD, class Fn>
+void dispatch(int m, Fn&& fn) {
+  using E = entry_epilogue<TD>;
+#if STRATA_BACKEND_CUDA
+  if constexpr (std::is_same_v<TA, f8_e4m3> || std::is_same_v<TA, f8_e5m2>) {
+    fn(static_cast<configs::sm80<arch::sm90a, TA, E, configs::sm80_skinny>*>(nullptr));
+  } else if (m <= 16) fn(static_cast<configs::sm80<arch::sm80, TA, E, configs::sm80_skinny>*>(nullptr));
+  else if (m <= 128) fn(static_cast<configs::sm80<arch::sm80, TA, E, configs::sm80_medium>*>(nullptr));
+  else fn(static_cast<configs::sm80<arch::sm80, TA, E, configs::sm80_large>*>(nullptr));
+#elif STRATA_BACKEND_HIP
+  if (m <= 32) fn(static_cast<configs::cdna<arch::gfx942, TA, E, false>*>(nullptr));
+  else fn(static_cast<configs::cdna<arch::gfx942, TA, E, true>*>(nullptr));
+#else
+  if (m <= 32) fn(static_cast<configs::fma<arch::host, TA, E, configs::fma_skinny>*>(nullptr));
+  else fn(static_cast<configs::fma<arch::host, TA, E>*>(nullptr));
+#endif
+}
+
+inline int heuristic_splits(int m, int n, int k, int tm, int tn, int tk, int units) {
+  const long long tiles = (long long)((m + tm - 1) / tm) * ((n + tn - 1) / tn);
+  const int k_tiles = (k + tk - 1) / tk;
+  if (k_tiles < 8 || tiles >= units) return 1;
+  return int(std::max<long long>(1, std::min<long long>({units / std::max<long long>(tiles, 1), k_tiles / 4, 16})));
+}
+
+template <class T>
+operand<T> operand_of(const matrix& x) {
+  return {static_cast<T*>(const_cast<void*>(x.data)), x.ld, x.order, x.batch_stride};
+}
+
+template <class TA, class TD>
+void run(stream& s, const matrix& a, const matrix& b, const matrix& c, const matrix& d, const options& o, int units) {
+  const int m = d.rows, n = d.cols, k = a.cols;
+  dispatch<TA, TD>(m, [&](auto* tag) {
+    using K = std::remove_pointer_t<decltype(tag)>;
+    using E = typename K::epilogue_type;
+    using Acc = typename K::acc_type;
+    const epilogue::matrix_ref<TD> cref{static_cast<const TD*>(c.data), c.order == layout::row_major ? c.ld : 1,
+                                        c.order == layout::row_major ? 1 : c.ld};
+    typename E::params ep = E::make_params({.alpha = o.alpha, .beta = o.beta, .c = cref}, {.bias = o.bias, .act = o.act}, {});
+    // C's batch entries move with D's (shift_epilogue uses D's stride): they must agree.
+    if (o.beta != 0.f && o.batch > 1 && c.batch_stride != d.batch_stride)
+      bad("c", "batch_stride must equal d's when beta != 0 (C is read at D's batch offsets)");
+    const problem pr{m, n, k, o.batch};
+    int splits = o.split_k;
+    if (splits == 0)
+      splits = o.work.data ? heuristic_splits(m, n, k, K::tiles.tile_m, K::tiles.tile_n, K::tiles.tile_k, units) : 1;
+    splits = std::max(1, std::min(splits, std::max(1, (k + K::tiles.tile_k - 1) / K::tiles.tile_k)));
+    const std::size_t need = K::partial_elements(pr, splits) * sizeof(Acc);
+    if (splits > 1 && (!o.work.data || o.work.bytes < need))
+      bad("options.work", "holds " + std::to_string(o.work.bytes) + " bytes; " + std::to_string(splits) +
+                              " K splits need " + std::to_string(need) + " (see strata::ops::gemm::workspace_size)");
+    auto p = K::make_params(pr, operand_of<const TA>(a), operand_of<const TA>(b), operand_of<TD>(d), ep, splits,
+                            static_cast<Acc*>(o.work.data));
+    if (m == 0 || n == 0 || o.batch == 0) return;
+    launch(s, K::launch_shape_of(p), K{}, p);
+    if (splits > 1) {
+      using R = reduce_kernel<typename K::target, Acc, E>;
+      typename R::params rp{pr, splits, static_cast<const Acc*>(o.work.data), p.d, ep};
+      launch(s, R::launch_shape_of(rp), R{}, rp);
+    }
+  });
+}
+
+inline bool fp8(dtype t) { return t == dtype::e4m3 || t == dtype::e5m2; }
+
+}  // namespace detail
+
+/// Bytes of workspace a call with these arguments uses for split-K (0 when it does not split).
+/// Upper bound over the heuristic: 16 splits of fp32 / int32 partials.
+inline std::size_t workspace_size(const matrix& d, const options& o) {
+  const int splits = o.split_k == 0 ? 16 : std::max(1, o.split_k);
+  return splits > 1 ? std::size_t(std::max(1, o.batch)) * splits * std::size_t(d.rows) * std::size_t(d.cols) * 4 : 0;
+}
+
+/// D = act(alpha * A * B + beta * C + bias) for each batch entry; C may alias D.
+inline void run(stream& s, const matrix& a, const matrix& b, const matrix& c, const matrix& d, const options& o = {}) {
+  using detail::bad;
+  if (o.batch < 1) bad("options.batch", "must be at least 1, got " + std::to_string(o.batch));
+  if (d.rows < 0 || d.cols < 0 || a.cols < 0) bad("a", "has a negative extent");
+  const int m = d.rows, n = d.cols, k = a.cols;
+  detail::check_matrix(a, "a", m, k, o.batch);
+  detail::check_matrix(b, "b", k, n, o.batch);
+  detail::check_matrix(d, "d", m, n, o.batch);
+  if (o.beta != 0.f) detail::check_matrix(c, "c", m, n, o.batch);
+  if (b.type != a.type) bad("b", std::string("has dtype ") + to_string(b.type) + ", A has " + to_string(a.type) + " (A and B must match)");
+  if (o.beta != 0.f && c.type != d.type) bad("c", std::string("has dtype ") + to_string(c.type) + ", D has " + to_string(d.type) + " (C and D must match)");
+  if (o.split_k < 0) bad("options.split_k", "must be 0 (automatic) or positive");
+  const auto combo = [&] { return std::string(to_string(a.type)) + " -> " + to_string(d.type); };
+  int units = 1;
+#if STRATA_BACKEND_HOST
+  units = 1;
+#else
+  units = 108;
+#endif
+  switch (a.type) {
+    case dtype::f32:
+      if (d.type == dtype::f32) return detail::run<float, float>(s, a, b, c, d, o, units);
+      break;
+    case dtype::f16:
+    case dtype::bf16: {
+      const bool h = a.type == dtype::f16;
+      if (d.type == dtype::f32) return h ? detail::run<f16, float>(s, a, b, c, d, o, units) : detail::run<bf16, float>(s, a, b, c, d, o, units);
+      if (d.type == dtype::f16) return h ? detail::run<f16, f16>(s, a, b, c, d, o, units) : detail::run<bf16, f16>(s, a, b, c, d, o, units);
+      if (d.type == dtype::bf16) return h ? detail::run<f16, bf16>(s, a, b, c, d, o, units) : detail::run<bf16, bf16>(s, a, b, c, d, o, units);
+      break;
+    }
+    case dtype::i8:
+      if (d.type == dtype::i32) return detail::run<std::int8_t, std::int32_t>(s, a, b, c, d, o, units);
+      break;
+    case dtype::e4m3:
+    case dtype::e5m2:
+#if STRATA_BACKEND_CUDA && defined(STRATA_GEMM_FP8)
+      if (d.type == dtype::bf16)
+        return a.type == dtype::e4m3 ? detail::run<f8_e4m3, bf16>(s, a, b, c, d, o, units) : detail::run<f8_e5m2, bf16>(s, a, b, c, d, o, units);
+      break;
+#else
+      throw unsupported("strata::gemm: " + combo() + " needs fp8 matrix units (sm90a / sm100a mma.sync e4m3/e5m2, "
+                        "gfx942 FNUZ MFMA); this build's target has none. Use the template path "
+                        "(strata::ops::gemm::configs::sm80<arch::sm90a, f8_e4m3, ...>) in a CUDA build for sm90a+, "
+                        "or dequantize to bf16 first.");
+#endif
+    case dtype::i32: break;
+  }
+  bad("d", "dtype combination " + combo() + " is not supported (see docs/gemm.md)");
+}
+
+}  // namespace strata::ops::gemm
+
+namespace strata {
+/// strata::gemm(stream, a, b, c, d, options): see strata/ops/gemm/gemm.hpp. The types live in strata::ops::gemm
+/// (a function and a namespace cannot share the name strata::gemm).
+inline void gemm(stream& s, const ops::gemm::matrix& a, const ops::gemm::matrix& b, const ops::gemm::matrix& c,
+                 const ops::gemm::matrix& d, const ops::gemm::options& o = {}) {
+  ops::gemm::run(s, a, b, c, d, o);
+}
+}  // namespace strata

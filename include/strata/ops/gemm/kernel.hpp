@@ -1,0 +1,380 @@
+// strata/ops/gemm/kernel.hpp -- the GEMM kernel template: D = epilogue(A * B), tiled over the hierarchy.
+//
+//   using ep     = strata::epilogue::chain<strata::epilogue::alpha_beta<bf16>, strata::epilogue::convert_to<bf16>>;
+//   using kernel = strata::ops::gemm::kernel<strata::arch::sm80, strata::mma::sm80_16x8x16_f32bf16,
+//                                       strata::ops::gemm::shape{128, 128, 32, 2, 2, 3}, ep>;
+//   kernel::params p = kernel::make_params(problem, a, b, d, ep_params);   // host
+//   strata::launch(stream, kernel::launch_shape(p), kernel{}, p);
+//
+// One block computes one tile_m x tile_n tile of D (of one batch entry, for one K split):
+//
+//   global A, B ──copy (cp.async where the target has it)──▶ shared stages (strata::pipeline)
+//        ──warp_tile::load_a/load_b (the atom's fragment maps)──▶ registers ──atom──▶ accumulators
+//        ──epilogue chain, per element with its (row, col) in D──▶ global D   (or fp32 partials, split-K)
+//
+// The block's warps form a warps_m x warps_n grid; each warp owns a (tile_m / warps_m) x
+// (tile_n / warps_n) warp tile. Which output tile a block computes is the tile order's (Order) answer
+// for its linear block id: group-M by default, the chiplet-aware order on chiplet targets.
+//
+// Shared tiles keep the operand's own major order (a column-major A is staged as tile_k rows of tile_m
+// contiguous elements), so every global read is along the contiguous dimension and the warp tile reads
+// the stage through a mma::matrix_ref of the same order. Every edge is predicated: the copies zero-fill
+// what lies past M, N or K, and the epilogue writes only elements inside D; K = 0 runs no K step, so
+// D = epilogue(0) (alpha_beta: beta * C).
+//
+// Kernel code talks only to the context, the pipeline, the copy and MMA atoms and the epilogue.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+#include <utility>
+
+#include "strata/arch/arch.hpp"
+#include "strata/config/config.hpp"
+#include "strata/copy/tile.hpp"
+#include "strata/epilogue/epilogue.hpp"
+#include "strata/hierarchy/dims.hpp"
+#include "strata/hierarchy/tile_order.hpp"
+#include "strata/mma/mma.hpp"
+#include "strata/pipeline/pipeline.hpp"
+#include "strata/runtime/launch_shape.hpp"
+
+namespace strata::ops::gemm {
+
+/// Memory order of a matrix operand.
+enum class layout { row_major, col_major };
+
+/// A block tile configuration as a printable value (usable as a template argument).
+struct shape {
+  int tile_m = 64, tile_n = 64, tile_k = 32;  // block tile
+  int warps_m = 2, warps_n = 2;               // warp grid of the block
+  int stages = 2;                             // shared-memory pipeline depth
+  constexpr int warps() const { return warps_m * warps_n; }
+};
+
+/// How a split-K kernel finishes its tile.
+enum class split_mode {
+  none,      // one split: the epilogue runs in the main kernel
+  parallel,  // every split writes accumulator partials to the workspace; gemm::reduce_kernel sums them
+};
+
+/// A matrix operand as the kernel sees it: element (r, c) at data[r * ld + c] (row-major) or
+/// data[c * ld + r] (column-major); consecutive batch entries `batch_stride` elements apart.
+template <class T>
+struct operand {
+  T* data = nullptr;
+  long long ld = 0;
+  layout order = layout::row_major;
+  long long batch_stride = 0;
+};
+
+namespace detail {
+
+// The epilogue ops that read a matrix of D's shape (alpha_beta's C, residual's R) move with the
+// batch entry: shift their pointer by `offset` elements. Other ops (biases, scales) are shared by
+// every batch entry.
+template <class Op>
+struct moves_with_batch : std::false_type {};
+template <class T>
+struct moves_with_batch<epilogue::alpha_beta<T>> : std::true_type {};
+template <class T>
+struct moves_with_batch<epilogue::residual<T>> : std::true_type {};
+
+template <class Chain>
+struct chain_ops;
+template <class... Ops>
+struct chain_ops<epilogue::chain<Ops...>> {
+  template <class P, std::size_t... I>
+  STRATA_HOST_DEVICE static void shift(P& p, long long offset, std::index_sequence<I...>) {
+    (shift_one<Ops, I>(p, offset), ...);
+  }
+  template <class Op, std::size_t I, class P>
+  STRATA_HOST_DEVICE static void shift_one(P& p, long long offset) {
+    if constexpr (moves_with_batch<Op>::value) {
+      auto& q = epilogue::get<I>(p);
+      if constexpr (requires { q.c; }) {
+        if (q.c.data) q.c.data += offset;
+      } else {
+        if (q.r.data) q.r.data += offset;
+      }
+    }
+  }
+  template <class P>
+  STRATA_HOST_DEVICE static void shift(P& p, long long offset) {
+    shift(p, offset, std::index_sequence_for<Ops...>{});
+  }
+};
+
+template <class Chain, class P>
+STRATA_HOST_DEVICE void shift_epilogue(P& p, long long offset) {
+  if (offset != 0) chain_ops<Chain>::shift(p, offset);
+}
+
+template <class T>
+STRATA_HOST_DEVICE constexpr T* at(const operand<T>& x, int r, int c) {
+  return x.order == layout::row_major ? x.data + r * x.ld + c : x.data + c * x.ld + r;
+}
+
+template <class Atom>
+inline constexpr bool is_tf32 = std::is_same_v<Atom, mma::sm80_16x8x8_f32tf32>;
+
+}  // namespace detail
+
+/// The problem one launch solves (per batch entry): D (m x n) = epilogue(A (m x k) * B (k x n)).
+struct problem {
+  int m = 0, n = 0, k = 0;
+  int batch = 1;
+};
+
+/// D = Epilogue(A * B) with `Atom` on `Target`, tiled by `S`, tiles placed by `Order`.
+///   AlignBytes  the alignment every row start of A and B is guaranteed to have (base pointers, lds
+///               and tile offsets): it sets the copy width (16: cp.async 16 B on sm80). The host entry
+///               checks it before choosing a 16-byte instantiation.
+template <class Target, class Atom, shape S, class Epilogue, class Order = order::default_for<Target>,
+          std::size_t AlignBytes = sizeof(typename Atom::a_type)>
+struct kernel {
+  using target = Target;
+  using atom = Atom;
+  using epilogue_type = Epilogue;
+  using order_type = Order;
+  using ta = typename Atom::a_type;
+  using tb = typename Atom::b_type;
+  using acc_type = typename Atom::c_type;
+  using td = typename Epilogue::output_type;
+  static constexpr shape tiles = S;
+  static constexpr const char* name = "strata::ops::gemm::kernel";
+
+  // Preconditions, in words.
+  static_assert(S.tile_m % S.warps_m == 0 && S.tile_n % S.warps_n == 0,
+                "gemm::kernel: the block tile must divide evenly among the warps (tile_m % warps_m, tile_n % warps_n)");
+  static_assert((S.tile_m / S.warps_m) % Atom::M == 0,
+                "gemm::kernel: each warp's rows (tile_m / warps_m) must be a multiple of the atom's M");
+  static_assert((S.tile_n / S.warps_n) % Atom::N == 0,
+                "gemm::kernel: each warp's columns (tile_n / warps_n) must be a multiple of the atom's N");
+  static_assert(S.tile_k % Atom::K == 0, "gemm::kernel: tile_k must be a multiple of the atom's K");
+  static_assert(S.stages >= 2, "gemm::kernel: the pipeline needs at least 2 stages");
+  static_assert(Atom::warp_size == Target::warp_size,
+                "gemm::kernel: the atom's warp size is not the target's (fma_atom<T, Acc, Target::warp_size>)");
+  static_assert(Atom::template available_on<Target>, "gemm::kernel: the atom does not exist on the kernel's target");
+
+  static constexpr int threads = S.warps() * Target::warp_size;
+  static constexpr int max_threads_per_block = threads;
+  static constexpr int warp_m = S.tile_m / S.warps_m, warp_n = S.tile_n / S.warps_n;
+  using warp_tile = mma::warp_tile<Atom, warp_m, warp_n, S.tile_k>;
+
+  // Global -> shared copies of one stage, one per operand order: the contiguous dimension is the
+  // tile's columns.
+  using copy_a_row = copy::tile_copy<ta, S.tile_m, S.tile_k, AlignBytes>;  // (BLK_M, BLK_K)
+  using copy_a_col = copy::tile_copy<ta, S.tile_k, S.tile_m, AlignBytes>;  // (BLK_K, BLK_M)
+  using copy_b_row = copy::tile_copy<tb, S.tile_k, S.tile_n, AlignBytes>;  // (BLK_K, BLK_N)
+  using copy_b_col = copy::tile_copy<tb, S.tile_n, S.tile_k, AlignBytes>;  // (BLK_N, BLK_K)
+
+  struct shared_storage {
+    alignas(16) ta a[S.stages][S.tile_m * S.tile_k];  // (STAGES, BLK_M x BLK_K in A's order)
+    alignas(16) tb b[S.stages][S.tile_k * S.tile_n];  // (STAGES, BLK_K x BLK_N in B's order)
+  };
+
+  struct params {
+    problem size;
+    operand<const ta> a;
+    operand<const tb> b;
+    operand<td> d;
+    Order order;            // linear block id -> output tile
+    long long tiles = 0;    // output tiles per batch entry
+    int splits = 1;         // K splits (grid.y)
+    int k_tiles = 0;        // tile_k steps over the whole K
+    split_mode mode = split_mode::none;
+    acc_type* partials = nullptr;  // split-K: (batch, split, m, n) accumulators, row-major
+    typename Epilogue::params epilogue;
+  };
+
+  /// Params for a problem; `splits` > 1 needs a workspace of partial_elements(problem, splits) acc_type.
+  static params make_params(const problem& pr, operand<const ta> a, operand<const tb> b, operand<td> d,
+                            const typename Epilogue::params& ep, int splits = 1, acc_type* partials = nullptr) {
+    params p{};
+    p.size = pr;
+    p.a = a;
+    p.b = b;
+    p.d = d;
+    const auto op = order::gemm_problem(pr.m, pr.n, pr.k, S.tile_m, S.tile_n, S.tile_k, int(sizeof(ta)), Target::chiplets);
+    p.order = Order(op);
+    p.tiles = op.tiles();
+    p.k_tiles = (pr.k + S.tile_k - 1) / S.tile_k;
+    p.splits = splits < 1 ? 1 : splits;
+    p.mode = p.splits > 1 ? split_mode::parallel : split_mode::none;
+    p.partials = partials;
+    p.epilogue = ep;
+    return p;
+  }
+
+  /// Accumulator elements a split-K launch needs in its workspace.
+  static constexpr std::size_t partial_elements(const problem& pr, int splits) {
+    return splits > 1 ? std::size_t(pr.batch) * splits * std::size_t(pr.m) * std::size_t(pr.n) : 0;
+  }
+
+  /// One block per (tile, split, batch entry).
+  static launch_shape launch_shape_of(const params& p) {
+    return launch_shape{.grid = dims(int(p.tiles > 0 ? p.tiles : 1), p.splits, p.size.batch), .block = dims(threads)};
+  }
+
+  template <class Ctx>
+  STRATA_HOST_DEVICE void operator()(Ctx& ctx, const params& p) const {
+    Atom::template require_target<typename Ctx::target>();
+    if (p.size.m <= 0 || p.size.n <= 0) return;
+    const dims blk = ctx.block().index();
+    const order::tile t = p.order(blk.x);
+    const int split = blk.y, batch = blk.z;
+    const int m0 = int(t.m) * S.tile_m, n0 = int(t.n) * S.tile_n;
+
+    // This split's K steps: an even share of k_tiles (a split may get none; it then writes zeros).
+    const int kt_begin = int((long long)p.k_tiles * split / p.splits);
+    const int kt_end = int((long long)p.k_tiles * (split + 1) / p.splits);
+
+    const ta* a = p.a.data + batch * p.a.batch_stride;
+    const tb* b = p.b.data + batch * p.b.batch_stride;
+    auto& smem = ctx.template shared<shared_storage>();
+
+    auto pipe = make_pipeline<S.stages>(ctx);
+    // Stage `st` <- K step `kt`: rows/columns past M, N or K are zero-filled by the copy.
+    auto load = [&](int st, int kt) {
+      const int k0 = kt * S.tile_k;
+      const int k_left = p.size.k - k0;
+      if (p.a.order == layout::row_major)
+        copy_stage<copy_a_row>(pipe, ctx, smem.a[st], S.tile_k, a + m0 * p.a.ld + k0, p.a.ld, p.size.m - m0, k_left);
+      else
+        copy_stage<copy_a_col>(pipe, ctx, smem.a[st], S.tile_m, a + k0 * p.a.ld + m0, p.a.ld, k_left, p.size.m - m0);
+      if (p.b.order == layout::row_major)
+        copy_stage<copy_b_row>(pipe, ctx, smem.b[st], S.tile_n, b + k0 * p.b.ld + n0, p.b.ld, k_left, p.size.n - n0);
+      else
+        copy_stage<copy_b_col>(pipe, ctx, smem.b[st], S.tile_k, b + n0 * p.b.ld + k0, p.b.ld, p.size.n - n0, k_left);
+    };
+
+    const int warp = ctx.warp().index();
+    const int wm = warp / S.warps_n, wn = warp % S.warps_n;
+    typename warp_tile::accumulator acc;
+    acc.fill(acc_type(0));
+
+    // Prologue: fill stages - 1 stages (empty commits past the end keep the group count steady).
+    for (int s = 0; s < S.stages - 1; ++s) {
+      const int st = pipe.producer_acquire();
+      if (kt_begin + s < kt_end) load(st, kt_begin + s);
+      pipe.producer_commit();
+    }
+    for (int kt = kt_begin; kt < kt_end; ++kt) {
+      const int st = pipe.consumer_wait();
+      const int ps = pipe.producer_acquire();
+      if (kt + S.stages - 1 < kt_end) load(ps, kt + S.stages - 1);
+      pipe.producer_commit();
+
+      // The stage as matrices: A (BLK_M, BLK_K), B (BLK_K, BLK_N), each in its global order.
+      const mma::matrix_ref<const ta> sa{smem.a[st], S.tile_m, S.tile_k,
+                                         p.a.order == layout::row_major ? S.tile_k : S.tile_m,
+                                         p.a.order == layout::row_major ? mma::major::row : mma::major::col};
+      const mma::matrix_ref<const tb> sb{smem.b[st], S.tile_k, S.tile_n,
+                                         p.b.order == layout::row_major ? S.tile_n : S.tile_k,
+                                         p.b.order == layout::row_major ? mma::major::row : mma::major::col};
+      typename warp_tile::a_fragments fa;
+      typename warp_tile::b_fragments fb;
+      warp_tile::load_a(ctx, fa, sa, wm * warp_m, 0);
+      warp_tile::load_b(ctx, fb, sb, 0, wn * warp_n);
+      if constexpr (detail::is_tf32<Atom>) round_tf32(fa, fb);
+      warp_tile::mma(ctx, fa, fb, acc);
+      pipe.consumer_release();
+    }
+
+    // Epilogue: each accumulator element has exactly one owner lane (the atom's c_coord).
+    const int lane = ctx.lane().index();
+    if (p.mode == split_mode::none) {
+      auto ep = p.epilogue;
+      detail::shift_epilogue<Epilogue>(ep, batch * p.d.batch_stride);
+      td* d = p.d.data + batch * p.d.batch_stride;
+      const operand<td> dd{d, p.d.ld, p.d.order, 0};
+      for_each_element(lane, acc, m0 + wm * warp_m, n0 + wn * warp_n, p.size, [&](int r, int c, acc_type v) {
+        *detail::at(dd, r, c) = Epilogue::apply(v, r, c, ep);
+      });
+    } else {
+      acc_type* part = p.partials + (std::size_t(batch) * p.splits + split) * std::size_t(p.size.m) * p.size.n;
+      for_each_element(lane, acc, m0 + wm * warp_m, n0 + wn * warp_n, p.size,
+                       [&](int r, int c, acc_type v) { part[std::size_t(r) * p.size.n + c] = v; });
+    }
+  }
+
+ private:
+  template <class Tile, class Pipe, class Ctx, class T>
+  STRATA_HOST_DEVICE static void copy_stage(Pipe& pipe, Ctx& ctx, T* dst, int dst_ld, const T* src, long long src_ld,
+                                            int rows, int cols) {
+    // cp.async moves 4, 8 or 16 bytes; rows aligned to less (an odd ld of 16-bit elements) take plain
+    // loads, which land at issue and are covered by the pipeline's barrier all the same.
+    if constexpr (Tile::vector_bytes >= 4) pipe.template copy_tile<Tile>(dst, dst_ld, src, src_ld, rows, cols);
+    else Tile::template block_copy<copy::fill::zero>(ctx, dst, dst_ld, src, src_ld, rows, cols);
+  }
+
+  // tf32: round to nearest (cvt.rna) rather than let the tensor core truncate the low mantissa bits.
+  STRATA_HOST_DEVICE static void round_tf32(typename warp_tile::a_fragments& fa, typename warp_tile::b_fragments& fb) {
+    for (auto& row : fa.f)
+      for (auto& f : row)
+        for (int v = 0; v < Atom::a_values; ++v) f.v[v] = mma::to_tf32(f.v[v]);
+    for (auto& row : fb.f)
+      for (auto& f : row)
+        for (int v = 0; v < Atom::b_values; ++v) f.v[v] = mma::to_tf32(f.v[v]);
+  }
+
+  template <class F>
+  STRATA_HOST_DEVICE static void for_each_element(int lane, const typename warp_tile::accumulator& acc, int row0,
+                                                  int col0, const problem& pr, F&& f) {
+    STRATA_UNROLL
+    for (int i = 0; i < warp_tile::atoms_m; ++i)
+      STRATA_UNROLL
+      for (int j = 0; j < warp_tile::atoms_n; ++j)
+        STRATA_UNROLL
+        for (int v = 0; v < Atom::c_values; ++v) {
+          const mma::coord x = Atom::c_coord(lane, v);
+          const int r = row0 + i * Atom::M + x.row, c = col0 + j * Atom::N + x.col;
+          if (r < pr.m && c < pr.n) f(r, c, acc.f[i][j].v[v]);
+        }
+  }
+};
+
+/// Parallel split-K fix-up: D(r, c) = epilogue(sum over splits, in split order, of the partials).
+/// One thread per element of D; the sum order is fixed, so results are deterministic.
+template <class Target, class Acc, class Epilogue>
+struct reduce_kernel {
+  using target = Target;
+  using td = typename Epilogue::output_type;
+  static constexpr const char* name = "strata::ops::gemm::reduce_kernel";
+  static constexpr int threads = 256;
+  static constexpr int max_threads_per_block = threads;
+
+  struct params {
+    problem size;
+    int splits = 1;
+    const Acc* partials = nullptr;
+    operand<td> d;
+    typename Epilogue::params epilogue;
+  };
+
+  static launch_shape launch_shape_of(const params& p) {
+    const long long n = (long long)p.size.m * p.size.n;
+    return launch_shape{.grid = dims(int((n + threads - 1) / threads > 0 ? (n + threads - 1) / threads : 1), 1, p.size.batch),
+                        .block = dims(threads)};
+  }
+
+  template <class Ctx>
+  STRATA_HOST_DEVICE void operator()(Ctx& ctx, const params& p) const {
+    const long long i = (long long)ctx.block().index().x * threads + ctx.block().thread_rank();
+    const int batch = ctx.block().index().z;
+    const long long mn = (long long)p.size.m * p.size.n;
+    if (i >= mn) return;
+    const int r = int(i / p.size.n), c = int(i % p.size.n);
+    const Acc* part = p.partials + std::size_t(batch) * p.splits * mn;
+    Acc sum = part[i];
+    for (int s = 1; s < p.splits; ++s) sum += part[s * mn + i];
+    auto ep = p.epilogue;
+    detail::shift_epilogue<Epilogue>(ep, batch * p.d.batch_stride);
+    const operand<td> dd{p.d.data + batch * p.d.batch_stride, p.d.ld, p.d.order, 0};
+    *detail::at(dd, r, c) = Epilogue::apply(sum, r, c, ep);
+  }
+};
+
+}  // namespace strata::ops::gemm

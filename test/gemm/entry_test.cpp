@@ -1,0 +1,101 @@
+// The host entry strata::gemm(stream, a, b, c, d, options): every dtype combination it takes on this
+// build, validation errors naming the argument, fp8 as strata::unsupported, split-K through a workspace.
+#include "support.hpp"
+
+using namespace strata_test;
+using namespace strata_test::gemm;
+using sg::dtype;
+using sg::layout;
+
+namespace {
+
+template <class TA, class TD>
+void entry_case(int m, int n, int k, layout la, layout lb, dtype ta, dtype td, float beta, int batch, int split_k,
+                bool relu, std::uint64_t seed) {
+  INFO(m << "x" << n << "x" << k << " " << sg::to_string(ta) << "->" << sg::to_string(td) << " split " << split_k);
+  strata::stream s;
+  const long long lda = ld_of(la, m, k, 1), ldb = ld_of(lb, k, n, 0), ldd = n;
+  const std::size_t sa = size_of(la, m, k, 1), sb = size_of(lb, k, n, 0), sd = std::size_t(m) * n;
+  const auto ha = random_values<TA>(sa * batch, seed), hb = random_values<TA>(sb * batch, seed + 1);
+  const auto hc = random_values<TD>(sd * batch, seed + 2);
+  const auto hbias = random_values<float>(n, seed + 3);
+  auto da = to_device(s, ha), db = to_device(s, hb), dd = to_device(s, hc), dbias = to_device(s, hbias);
+  const sg::matrix a{da.data(), m, k, lda, la, ta, (long long)sa}, b{db.data(), k, n, ldb, lb, ta, (long long)sb},
+      d{dd.data(), m, n, ldd, layout::row_major, td, (long long)sd};
+  sg::options o{.alpha = 0.75f, .beta = beta, .batch = batch, .bias = dbias.data(),
+                .act = relu ? sg::activation::relu : sg::activation::none, .split_k = split_k};
+  strata::device_buffer<std::uint8_t> work(sg::workspace_size(d, o) + 1);
+  o.work = {work.data(), work.size()};
+  strata::gemm(s, a, b, d, d, o);  // C aliases D
+  const auto out = to_host(s, dd);
+  const double tol = sg::reference::tolerance(k, mantissa_bits<TD>(), false, false) + (std::is_integral_v<TD> ? 1e-6 : 0);
+  for (int bt = 0; bt < batch; ++bt) {
+    const auto ref = sg::reference::product(m, n, k, ha.data() + bt * sa, lda, la, hb.data() + bt * sb, ldb, lb);
+    for (int r = 0; r < m; ++r)
+      for (int c = 0; c < n; ++c) {
+        double want = 0.75 * ref[std::size_t(r) * n + c] + beta * as_double(hc[bt * sd + std::size_t(r) * n + c]) + hbias[c];
+        if (relu && want < 0) want = 0;
+        if constexpr (std::is_integral_v<TD>) want = std::nearbyint(want);  // int32 output rounds to nearest
+        const double got = as_double(out[bt * sd + std::size_t(r) * n + c]);
+        const double scale = std::max({std::abs(want), 0.75 * std::max(1, k) * 0.25, 1.0});
+        if (!(std::abs(got - want) / scale <= tol)) {
+          INFO("D(" << r << ", " << c << ") = " << got << ", want " << want);
+          REQUIRE(std::abs(got - want) / scale <= tol);
+        }
+      }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("strata::gemm: every dtype combination of this build", "[gemm]") {
+  using strata::bf16;
+  using strata::f16;
+  entry_case<float, float>(7, 11, 13, layout::row_major, layout::col_major, dtype::f32, dtype::f32, 0.5f, 1, 1, false, 1);
+  entry_case<bf16, bf16>(40, 3, 29, layout::col_major, layout::row_major, dtype::bf16, dtype::bf16, 0.f, 2, 1, true, 2);
+  entry_case<f16, float>(1, 17, 64, layout::row_major, layout::row_major, dtype::f16, dtype::f32, 1.f, 1, 4, false, 3);
+  entry_case<f16, f16>(5, 6, 7, layout::col_major, layout::col_major, dtype::f16, dtype::f16, 0.f, 1, 1, false, 4);
+  entry_case<bf16, float>(66, 33, 1, layout::row_major, layout::row_major, dtype::bf16, dtype::f32, 0.f, 1, 1, true, 5);
+  entry_case<std::int8_t, std::int32_t>(9, 10, 35, layout::row_major, layout::col_major, dtype::i8, dtype::i32, 0.f, 1, 2, false, 6);
+  entry_case<float, float>(3, 4, 0, layout::row_major, layout::row_major, dtype::f32, dtype::f32, 0.5f, 1, 0, false, 7);  // K = 0
+}
+
+TEST_CASE("strata::gemm: validation names the argument; fp8 is unsupported here", "[gemm]") {
+  strata::stream s;
+  strata::device_buffer<float> buf(64);
+  const sg::matrix a{buf.data(), 4, 4, 4, layout::row_major, dtype::f32}, d{buf.data(), 4, 4, 4, layout::row_major, dtype::f32};
+  auto msg = [&](sg::matrix aa, sg::matrix bb, sg::matrix dd, sg::options o = {}) {
+    try {
+      strata::gemm(s, aa, bb, dd, dd, o);
+    } catch (const strata::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  auto bad_b = a;
+  bad_b.rows = 5;
+  CHECK_THAT(msg(a, bad_b, d), Catch::Contains("strata::gemm: argument 'b' is 5 x 4, expected 4 x 4"));
+  auto bad_ld = a;
+  bad_ld.ld = 3;
+  CHECK_THAT(msg(bad_ld, a, d), Catch::Contains("argument 'a' has leading dimension 3"));
+  auto bad_t = a;
+  bad_t.type = dtype::f16;
+  CHECK_THAT(msg(a, bad_t, d), Catch::Contains("argument 'b' has dtype f16"));
+  CHECK_THAT(msg(a, a, d, {.batch = 0}), Catch::Contains("argument 'options.batch'"));
+  const sg::matrix row{buf.data(), 1, 64, 64, layout::row_major, dtype::f32}, col{buf.data(), 64, 1, 1, layout::row_major, dtype::f32},
+      one{buf.data(), 1, 1, 1, layout::row_major, dtype::f32};
+  CHECK_THAT(msg(row, col, one, {.split_k = 4}), Catch::Contains("argument 'options.work'"));
+  auto null_a = a;
+  null_a.data = nullptr;
+  CHECK_THAT(msg(null_a, a, d), Catch::Contains("argument 'a' is a null pointer"));
+  auto f8 = a;
+  f8.type = dtype::e4m3;
+  auto bf = d;
+  bf.type = dtype::bf16;
+  try {
+    strata::gemm(s, f8, f8, bf, bf, {});
+    FAIL("fp8 on the host target must be strata::unsupported");
+  } catch (const strata::unsupported& e) {
+    CHECK_THAT(std::string(e.what()), Catch::Contains("strata::gemm: e4m3 -> bf16 needs fp8 matrix units"));
+  }
+}
