@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "strata/runtime/detail/kfd_topology.hpp"
 #include "strata/runtime/device_properties.hpp"
 #include "strata/runtime/hip/error.hpp"
 
@@ -55,7 +56,10 @@ inline device_properties get_device_properties(int device = 0) {
   r.warp_size = p.warpSize;
   r.shared_memory_per_block = p.sharedMemPerBlock;  // LDS per workgroup; AMD has no larger opt-in size
   r.l2_bytes = static_cast<std::size_t>(p.l2CacheSize);
-  r.chiplets = hip::detail::xcd_count(r.arch, r.multiprocessor_count);
+  // The driver's own XCD count where the KFD topology is readable; else from the CU count.
+  const int kfd = strata::detail::kfd_num_xcc("/sys/class/kfd/kfd/topology/nodes", p.pciDomainID, p.pciBusID,
+                                              p.pciDeviceID);
+  r.chiplets = kfd > 0 ? kfd : hip::detail::xcd_count(r.arch, r.multiprocessor_count);
   r.units_per_chiplet = r.multiprocessor_count / r.chiplets;
   return r;
 }
