@@ -46,3 +46,10 @@ TEST_CASE("gemm sm90a fp8 e4m3 / e5m2 (mma.sync m16n8k32) -> bf16", "[gemm]") {
   for (const auto& c : shapes()) check<K4>(c);
   check<K5>({.m = 13, .n = 21, .k = 70, .a = sg::layout::col_major, .beta = 0.5f, .seed = 41});
 }
+
+TEST_CASE("gemm sm80 serial split-K (bf16 -> bf16, tf32)", "[gemm]") {
+  using E = ep::chain<ep::alpha_beta<bf16>, ep::convert_to<bf16>>;
+  check<cfg::sm80<arch::sm80, bf16, E, cfg::sm80_medium>>({.m = 70, .n = 9, .k = 200, .beta = 0.5f, .splits = 3, .serial = true, .seed = 33});
+  using KT = cfg::sm80<arch::sm80, float, ep::chain<ep::alpha_beta<float>, ep::convert_to<float>>, cfg::sm80_skinny>;
+  check<KT>({.m = 5, .n = 70, .k = 260, .b = sg::layout::col_major, .splits = 4, .serial = true, .seed = 34});
+}

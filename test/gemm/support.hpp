@@ -57,7 +57,8 @@ struct case_t {
   int batch = 1;
   float alpha = 1.f, beta = 0.f;
   int pad = 0;         // extra elements per leading dimension
-  int splits = 1;      // K splits (parallel reduction)
+  int splits = 1;      // K splits
+  bool serial = false; // serial split-K (per-tile counters) instead of the parallel reduction
   std::uint64_t seed = 1;
 };
 
@@ -65,7 +66,8 @@ inline std::string describe(const case_t& c) {
   auto l = [](sg::layout x) { return x == sg::layout::row_major ? "r" : "c"; };
   return std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k) + " A" + l(c.a) + " B" + l(c.b) +
          " D" + l(c.d) + " batch " + std::to_string(c.batch) + " alpha " + std::to_string(c.alpha) + " beta " +
-         std::to_string(c.beta) + " pad " + std::to_string(c.pad) + " splits " + std::to_string(c.splits);
+         std::to_string(c.beta) + " pad " + std::to_string(c.pad) + " splits " + std::to_string(c.splits) +
+         (c.serial ? " serial" : "");
 }
 
 inline long long ld_of(sg::layout l, int rows, int cols, int pad) {
@@ -74,6 +76,14 @@ inline long long ld_of(sg::layout l, int rows, int cols, int pad) {
 inline std::size_t size_of(sg::layout l, int rows, int cols, int pad) {
   const long long ld = ld_of(l, rows, cols, pad);
   return std::size_t(l == sg::layout::row_major ? rows : cols) * std::size_t(ld);
+}
+
+template <class T>
+std::vector<T> to_host_n(strata::stream& s, const T* p, std::size_t n) {
+  std::vector<T> v(n);
+  strata::copy_to_host(s, v.data(), p, n);
+  s.synchronize();
+  return v;
 }
 
 /// Runs Kernel (epilogue chain<alpha_beta<TD>, [bias_col<float>, relu,] convert_to<TD>>) on case c.
@@ -109,10 +119,21 @@ void check(const case_t& c, double extra_tolerance = 0.0) {
 
   const sg::problem pr{c.m, c.n, c.k, c.batch};
   strata::device_buffer<typename Kernel::acc_type> work(std::max<std::size_t>(1, Kernel::partial_elements(pr, c.splits)));
-  auto p = Kernel::make_params(pr, {da.data(), lda, c.a, (long long)sa}, {db.data(), ldb, c.b, (long long)sb},
-                               {dd.data(), ldd, c.d, (long long)sd}, ep, c.splits, work.data());
+  strata::device_buffer<std::uint8_t> serial_work(std::max<std::size_t>(1, Kernel::serial_workspace_bytes(pr, c.splits)));
+  strata::zero_on_device(s, serial_work.data(), serial_work.size());
+  const sg::operand<const TA> oa{da.data(), lda, c.a, (long long)sa};
+  const sg::operand<const TB> ob{db.data(), ldb, c.b, (long long)sb};
+  const sg::operand<TD> od{dd.data(), ldd, c.d, (long long)sd};
+  auto p = c.serial ? Kernel::make_serial_params(pr, oa, ob, od, ep, c.splits, serial_work.data())
+                    : Kernel::make_params(pr, oa, ob, od, ep, c.splits, work.data());
   strata::launch(s, Kernel::launch_shape_of(p), Kernel{}, p);
-  if (c.splits > 1) {
+  if (c.serial && c.splits > 1) {
+    // The counters are back at zero after the launch, ready for the next one.
+    const auto counters = to_host_n(s, reinterpret_cast<const unsigned*>(serial_work.data() + Kernel::counters_offset(pr)),
+                                    Kernel::counter_elements(pr));
+    for (unsigned v : counters) REQUIRE(v == 0u);
+  }
+  if (c.splits > 1 && !c.serial) {
     using R = sg::reduce_kernel<typename Kernel::target, typename Kernel::acc_type, Epi>;
     typename R::params rp{pr, c.splits, work.data(), p.d, ep};
     strata::launch(s, R::launch_shape_of(rp), R{}, rp);

@@ -22,13 +22,13 @@
 namespace strata::ops::gemm::configs {
 
 // ---- shapes ------------------------------------------------------------------------------------
-inline constexpr shape sm80_large{128, 128, 32, 2, 2, 3};  // warp tile 64 x 64
+inline constexpr shape sm80_large{128, 128, 32, 2, 4, 3};  // warp tile 64 x 32 (2 x 2 warps of 64 x 64 spill, see docs/gemm.md)
 inline constexpr shape sm80_medium{64, 64, 32, 2, 2, 3};   // warp tile 32 x 32
 inline constexpr shape sm80_skinny{16, 64, 64, 1, 4, 3};   // decode: M <= 16, warp tile 16 x 16
 inline constexpr shape cdna_large{128, 128, 32, 2, 2, 2};  // 32x32 atom, warp tile 64 x 64
 inline constexpr shape cdna_skinny{16, 64, 64, 1, 4, 2};   // 16x16 atom, warp tile 16 x 16
 inline constexpr shape fma_default{64, 32, 8, 2, 1, 2};    // warp tile 32 x 32 (warp 32)
-inline constexpr shape fma_skinny{32, 64, 8, 1, 2, 2};     // M <= 32
+inline constexpr shape fma_skinny{32, 32, 8, 1, 1, 2};     // M <= 32 (32 x 64 x 8, 1 x 2 warps spilled on sm_80)
 inline constexpr shape fma_wave64{64, 32, 8, 1, 1, 2};     // warp tile 64 x 32 (wave64)
 
 // ---- atoms per input type ----------------------------------------------------------------------

@@ -18,9 +18,9 @@
 // for (fp8 without fp8 MMA) is strata::unsupported naming the operator.
 //
 // Heuristic (documented in docs/gemm.md):
-//   host emulator  scalar FMA; tile 32 x 64 when M <= 32 (decode), else 64 x 32.
+//   host emulator  scalar FMA; tile 32 x 32 when M <= 32 (decode), else 64 x 32.
 //   sm80 class     M <= 16: 16 x 64 x 64 tile (skinny); M <= 128 or few tiles: 64 x 64 x 32; else
-//                  128 x 128 x 32, 3 stages; 16-byte cp.async when pointers and lds allow.
+//                  128 x 128 x 32 (2 x 4 warps), 3 stages; 16-byte cp.async when pointers and lds allow.
 //   CDNA           M <= 32: MFMA 16x16 with a 16 x 64 tile; else 32x32 with 128 x 128.
 //   split-K (parallel, needs options.workspace): when the output has fewer tiles than the device has
 //   units and K >= 8 tiles of K: splits = min(units / tiles, k_tiles / 4, 16); gemm_workspace_size()
@@ -28,15 +28,22 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "strata/ops/gemm/configs.hpp"
+#include "strata/ops/gemm/grouped.hpp"
 #include "strata/ops/gemm/kernel.hpp"
 #include "strata/runtime/error.hpp"
 #include "strata/runtime/runtime.hpp"
 #include "strata/runtime/workspace.hpp"
+
+#ifndef STRATA_GEMM_HIP_TARGET
+#define STRATA_GEMM_HIP_TARGET gfx942
+#endif
 
 namespace strata::ops::gemm {
 
@@ -138,8 +145,15 @@ void dispatch(int m, Fn&& fn) {
   else if (m <= 128) fn(static_cast<configs::sm80<arch::sm80, TA, E, configs::sm80_medium>*>(nullptr));
   else fn(static_cast<configs::sm80<arch::sm80, TA, E, configs::sm80_large>*>(nullptr));
 #elif STRATA_BACKEND_HIP
-  if (m <= 32) fn(static_cast<configs::cdna<arch::gfx942, TA, E, false>*>(nullptr));
-  else fn(static_cast<configs::cdna<arch::gfx942, TA, E, true>*>(nullptr));
+  // One MFMA descriptor per build (STRATA_GEMM_HIP_TARGET, default gfx942): the int8 instructions
+  // differ between CDNA2 and CDNA3, and a kernel is compiled for every offload arch of the build.
+  using T = arch::STRATA_GEMM_HIP_TARGET;
+  if constexpr (std::is_same_v<TA, float>) {
+    fn(static_cast<configs::fma<T, TA, E>*>(nullptr));  // no fp32 MFMA configuration shipped yet
+  } else {
+    if (m <= 32) fn(static_cast<configs::cdna<T, TA, E, false>*>(nullptr));
+    else fn(static_cast<configs::cdna<T, TA, E, true>*>(nullptr));
+  }
 #else
   if (m <= 32) fn(static_cast<configs::fma<arch::host, TA, E, configs::fma_skinny>*>(nullptr));
   else fn(static_cast<configs::fma<arch::host, TA, E>*>(nullptr));
@@ -192,6 +206,30 @@ void run(stream& s, const matrix& a, const matrix& b, const matrix& c, const mat
   });
 }
 
+/// Multiprocessors (SMs / CUs) of the current device, read once per device from
+/// strata::get_device_properties (the split-K heuristic's "units"); 1 on the host emulator.
+inline int device_units() {
+#if STRATA_BACKEND_HOST
+  return 1;
+#else
+  int dev = 0;
+#if STRATA_BACKEND_CUDA
+  if (cudaGetDevice(&dev) != cudaSuccess) dev = 0;
+#else
+  if (hipGetDevice(&dev) != hipSuccess) dev = 0;
+#endif
+  constexpr int cached = 64;
+  static std::atomic<int> units[cached] = {};
+  if (dev < 0 || dev >= cached) return std::max(1, get_device_properties(dev).multiprocessor_count);
+  int u = units[dev].load(std::memory_order_relaxed);
+  if (u == 0) {
+    u = std::max(1, get_device_properties(dev).multiprocessor_count);
+    units[dev].store(u, std::memory_order_relaxed);
+  }
+  return u;
+#endif
+}
+
 inline bool fp8(dtype t) { return t == dtype::e4m3 || t == dtype::e5m2; }
 
 }  // namespace detail
@@ -217,12 +255,7 @@ inline void run(stream& s, const matrix& a, const matrix& b, const matrix& c, co
   if (o.beta != 0.f && c.type != d.type) bad("c", std::string("has dtype ") + to_string(c.type) + ", D has " + to_string(d.type) + " (C and D must match)");
   if (o.split_k < 0) bad("options.split_k", "must be 0 (automatic) or positive");
   const auto combo = [&] { return std::string(to_string(a.type)) + " -> " + to_string(d.type); };
-  int units = 1;
-#if STRATA_BACKEND_HOST
-  units = 1;
-#else
-  units = 108;
-#endif
+  const int units = detail::device_units();
   switch (a.type) {
     case dtype::f32:
       if (d.type == dtype::f32) return detail::run<float, float>(s, a, b, c, d, o, units);
@@ -253,6 +286,61 @@ inline void run(stream& s, const matrix& a, const matrix& b, const matrix& c, co
     case dtype::i32: break;
   }
   bad("d", "dtype combination " + combo() + " is not supported (see docs/gemm.md)");
+}
+
+}  // namespace strata::ops::gemm
+
+namespace strata::ops::gemm {
+
+/// Bytes of workspace run_grouped needs for `count` problems (the problem array in device memory).
+template <class TA, class TD>
+constexpr std::size_t grouped_workspace_size(std::size_t count) {
+  return count * sizeof(group_entry<TA, TA, TD>);
+}
+
+/// Grouped GEMM host entry: D_g = alpha * A_g * B_g + beta * C_g for every problem of `problems`
+/// (host array: shapes, device pointers, leading dimensions; A, B, D orders shared), in one launch.
+/// The problem array goes to `work` (grouped_workspace_size bytes, device memory); the configuration
+/// is the heuristic's for the largest M of the group. TA in {float, f16, bf16, int8_t}, TD as strata::gemm.
+template <class TA, class TD>
+void run_grouped(stream& s, std::vector<group_entry<TA, TA, TD>> problems, layout a, layout b, layout d,
+                 float alpha, float beta, workspace work) {
+  using detail::bad;
+  int max_m = 0;
+  for (std::size_t i = 0; i < problems.size(); ++i) {
+    const auto& e = problems[i];
+    const std::string n = "problems[" + std::to_string(i) + "]";
+    if (e.m < 0 || e.n < 0 || e.k < 0) bad(n, "has a negative extent");
+    const auto check = [&](const void* ptr, long long ld, layout l, int rows, int cols, const char* what) {
+      if (rows == 0 || cols == 0) return;
+      if (!ptr) bad(n, std::string(what) + " is a null pointer");
+      const long long inner = l == layout::row_major ? cols : rows;
+      if (ld < inner) bad(n, std::string(what) + " has leading dimension " + std::to_string(ld) + ", less than " + std::to_string(inner));
+    };
+    check(e.a, e.lda, a, e.m, e.k, "a");
+    check(e.b, e.ldb, b, e.k, e.n, "b");
+    check(e.d, e.ldd, d, e.m, e.n, "d");
+    if (beta != 0.f) check(e.c, e.ldc, d, e.m, e.n, "c");
+    max_m = std::max(max_m, e.m);
+  }
+  if (problems.empty()) return;
+  const std::size_t need = grouped_workspace_size<TA, TD>(problems.size());
+  if (!work.data || work.bytes < need)
+    bad("work", "holds " + std::to_string(work.bytes) + " bytes; " + std::to_string(problems.size()) +
+                    " problems need " + std::to_string(need) + " (see strata::ops::gemm::grouped_workspace_size)");
+  detail::dispatch<TA, TD>(max_m, [&](auto* tag) {
+    using K = std::remove_pointer_t<decltype(tag)>;
+    using G = grouped_kernel<K>;
+    using E = typename K::epilogue_type;
+    auto hp = problems;
+    const long long tiles = G::prepare(hp);
+    if (tiles == 0) return;
+    auto* dev = static_cast<typename G::entry*>(work.data);
+    copy_to_device(s, dev, hp.data(), hp.size());
+    const typename E::params ep = E::make_params({.alpha = alpha, .beta = beta, .c = {}}, {}, {});
+    const auto p = G::make_params(dev, int(hp.size()), tiles, a, b, d, ep);
+    launch(s, G::launch_shape_of(p), G{}, p);
+  });
 }
 
 }  // namespace strata::ops::gemm

@@ -31,6 +31,7 @@
 #include <utility>
 
 #include "strata/arch/arch.hpp"
+#include "strata/arch/atomic.hpp"
 #include "strata/config/config.hpp"
 #include "strata/copy/tile.hpp"
 #include "strata/epilogue/epilogue.hpp"
@@ -57,6 +58,9 @@ struct shape {
 enum class split_mode {
   none,      // one split: the epilogue runs in the main kernel
   parallel,  // every split writes accumulator partials to the workspace; gemm::reduce_kernel sums them
+  serial,    // the splits of a tile take turns, in split order, through a per-tile counter: split 0
+             // stores its accumulators in the workspace, each later split adds its own, the last
+             // one applies the epilogue to the sum and writes D. Deterministic, one launch.
 };
 
 /// A matrix operand as the kernel sees it: element (r, c) at data[r * ld + c] (row-major) or
@@ -185,7 +189,8 @@ struct kernel {
     int splits = 1;         // K splits (grid.y)
     int k_tiles = 0;        // tile_k steps over the whole K
     split_mode mode = split_mode::none;
-    acc_type* partials = nullptr;  // split-K: (batch, split, m, n) accumulators, row-major
+    acc_type* partials = nullptr;  // parallel: (batch, split, m, n) accumulators; serial: (batch, m, n)
+    unsigned* counters = nullptr;  // serial: one per (batch, tile), zero before the launch (and after it)
     typename Epilogue::params epilogue;
   };
 
@@ -208,9 +213,36 @@ struct kernel {
     return p;
   }
 
-  /// Accumulator elements a split-K launch needs in its workspace.
-  static constexpr std::size_t partial_elements(const problem& pr, int splits) {
-    return splits > 1 ? std::size_t(pr.batch) * splits * std::size_t(pr.m) * std::size_t(pr.n) : 0;
+  /// Accumulator elements a split-K launch needs in its workspace (parallel: every split's partials;
+  /// serial: one running sum of D's shape).
+  static constexpr std::size_t partial_elements(const problem& pr, int splits, split_mode mode = split_mode::parallel) {
+    if (splits <= 1) return 0;
+    const std::size_t mn = std::size_t(pr.batch) * std::size_t(pr.m) * std::size_t(pr.n);
+    return mode == split_mode::serial ? mn : mn * std::size_t(splits);
+  }
+  /// Tile counters a serial split-K launch needs (one per output tile and batch entry).
+  static std::size_t counter_elements(const problem& pr) {
+    const auto op = order::gemm_problem(pr.m, pr.n, pr.k, S.tile_m, S.tile_n, S.tile_k, int(sizeof(ta)), Target::chiplets);
+    return std::size_t(op.tiles()) * std::size_t(pr.batch > 0 ? pr.batch : 1);
+  }
+  /// Serial split-K workspace in bytes: the running sums, then the counters (zeroed by the caller).
+  static std::size_t serial_workspace_bytes(const problem& pr, int splits) {
+    if (splits <= 1) return 0;
+    return counters_offset(pr) + counter_elements(pr) * sizeof(unsigned);
+  }
+  static std::size_t counters_offset(const problem& pr) {
+    const std::size_t b = std::size_t(pr.batch) * std::size_t(pr.m) * std::size_t(pr.n) * sizeof(acc_type);
+    return (b + 255) / 256 * 256;
+  }
+  /// Serial split-K params over one workspace of serial_workspace_bytes(pr, splits) bytes.
+  static params make_serial_params(const problem& pr, operand<const ta> a, operand<const tb> b, operand<td> d,
+                                   const typename Epilogue::params& ep, int splits, void* workspace) {
+    params p = make_params(pr, a, b, d, ep, splits, static_cast<acc_type*>(workspace));
+    if (p.splits > 1) {
+      p.mode = split_mode::serial;
+      p.counters = reinterpret_cast<unsigned*>(static_cast<unsigned char*>(workspace) + counters_offset(pr));
+    }
+    return p;
   }
 
   /// One block per (tile, split, batch entry).
@@ -223,8 +255,13 @@ struct kernel {
     Atom::template require_target<typename Ctx::target>();
     if (p.size.m <= 0 || p.size.n <= 0) return;
     const dims blk = ctx.block().index();
-    const order::tile t = p.order(blk.x);
-    const int split = blk.y, batch = blk.z;
+    run_tile(ctx, p, p.order(blk.x), blk.y, blk.z, (long long)blk.z * p.tiles + blk.x);
+  }
+
+  /// The work of one block: output tile t of batch entry `batch`, K split `split`. `slot` is the tile's
+  /// serial split-K counter. Also the body of gemm::grouped_kernel.
+  template <class Ctx>
+  STRATA_HOST_DEVICE void run_tile(Ctx& ctx, const params& p, order::tile t, int split, int batch, long long slot) const {
     const int m0 = int(t.m) * S.tile_m, n0 = int(t.n) * S.tile_n;
 
     // This split's K steps: an even share of k_tiles (a split may get none; it then writes zeros).
@@ -293,6 +330,35 @@ struct kernel {
       for_each_element(lane, acc, m0 + wm * warp_m, n0 + wn * warp_n, p.size, [&](int r, int c, acc_type v) {
         *detail::at(dd, r, c) = Epilogue::apply(v, r, c, ep);
       });
+    } else if (p.mode == split_mode::serial) {
+      // Wait for this tile's turn: every thread acquires the counter itself, so the previous split's
+      // sums are visible to it.
+      unsigned* counter = p.counters + slot;
+      const unsigned turn = unsigned(split);
+      ctx.wait_until([&] { return atomic::load_acquire<atomic::scope::device>(counter) == turn; });
+      const std::size_t mn = std::size_t(p.size.m) * p.size.n;
+      acc_type* sum = p.partials + std::size_t(batch) * mn;
+      const bool first = split == 0, last = split == p.splits - 1;
+      if (last) {
+        auto ep = p.epilogue;
+        detail::shift_epilogue<Epilogue>(ep, batch * p.d.batch_stride);
+        const operand<td> dd{p.d.data + batch * p.d.batch_stride, p.d.ld, p.d.order, 0};
+        for_each_element(lane, acc, m0 + wm * warp_m, n0 + wn * warp_n, p.size, [&](int r, int c, acc_type v) {
+          const acc_type total = first ? v : acc_type(sum[std::size_t(r) * p.size.n + c] + v);
+          *detail::at(dd, r, c) = Epilogue::apply(total, r, c, ep);
+        });
+      } else {
+        for_each_element(lane, acc, m0 + wm * warp_m, n0 + wn * warp_n, p.size, [&](int r, int c, acc_type v) {
+          acc_type& s = sum[std::size_t(r) * p.size.n + c];
+          s = first ? v : acc_type(s + v);
+        });
+      }
+      // Hand the tile to the next split (the last one resets the counter for the next launch).
+      ctx.block().sync();
+      if (ctx.block().thread_rank() == 0) {
+        atomic::fence<atomic::scope::device>();
+        atomic::store_release<atomic::scope::device>(counter, last ? 0u : turn + 1u);
+      }
     } else {
       acc_type* part = p.partials + (std::size_t(batch) * p.splits + split) * std::size_t(p.size.m) * p.size.n;
       for_each_element(lane, acc, m0 + wm * warp_m, n0 + wn * warp_n, p.size,
