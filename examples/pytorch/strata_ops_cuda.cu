@@ -1,0 +1,3 @@
+// examples/pytorch/strata_ops_cuda.cu -- the CUDA build of strata_ops.cpp (see its header comment).
+#define STRATA_TORCH_CUDA 1
+#include "strata_ops.cpp"
