@@ -1,0 +1,176 @@
+// benchmark/attention_bench.cpp -- attention forward, backward and decode in TFLOP/s on a CUDA GPU
+// (CUDA builds only: timed with CUDA events). FlashAttention's FLOP convention:
+//   forward  4 * B * H * SQ * SK * D   (halved with --causal when SQ == SK)
+//   backward 2.5 x the forward (FlashAttention-2 benchmark_flash_attention.py)
+//   decode   4 * B * H * SQ * SK * D   with SQ the new tokens (1..16) against SK cached keys
+// torch_attention.py beside this file runs PyTorch's scaled_dot_product_attention (flash and cuDNN
+// backends) on the same shapes and prints the same columns.
+//
+//   strata_bench_attention [--batch B] [--heads H] [--heads-k HK] [--seqlen S] [--dim D]
+//                          [--dtype fp16|bf16] [--causal] [--decode-seqlen-k SK] [--reps N]
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include <strata/attention.hpp>
+
+#if !STRATA_BACKEND_CUDA
+int main() {
+  std::puts("strata_bench_attention: build with the CUDA backend (nvcc) to measure; nothing to do here");
+  return 0;
+}
+#else
+#include <cuda_runtime.h>
+
+namespace A = strata::attn;
+
+namespace {
+
+struct args {
+  int batch = 4, heads = 16, heads_k = 16, seqlen = 4096, dim = 128, decode_sk = 8192, reps = 10;
+  bool causal = false;
+  A::dtype type = A::dtype::bf16;
+};
+
+args parse(int argc, char** argv) {
+  args a;
+  for (int i = 1; i < argc; ++i) {
+    const std::string k = argv[i];
+    auto next = [&]() -> const char* {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "%s needs a value\n", k.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (k == "--batch") a.batch = std::atoi(next());
+    else if (k == "--heads") a.heads = std::atoi(next());
+    else if (k == "--heads-k") a.heads_k = std::atoi(next());
+    else if (k == "--seqlen") a.seqlen = std::atoi(next());
+    else if (k == "--dim") a.dim = std::atoi(next());
+    else if (k == "--decode-seqlen-k") a.decode_sk = std::atoi(next());
+    else if (k == "--reps") a.reps = std::atoi(next());
+    else if (k == "--causal") a.causal = true;
+    else if (k == "--dtype") a.type = std::string(next()) == "fp16" ? A::dtype::fp16 : A::dtype::bf16;
+    else {
+      std::fprintf(stderr, "unknown argument %s\n", k.c_str());
+      std::exit(2);
+    }
+  }
+  return a;
+}
+
+/// Seconds per call of fn(), averaged over `reps` calls after one warm-up, from device events.
+template <class F>
+double time_it(strata::stream& s, int reps, F&& fn) {
+  fn();
+  s.synchronize();
+  cudaEvent_t a, b;
+  cudaEventCreate(&a);
+  cudaEventCreate(&b);
+  cudaEventRecord(a, s.native_handle());
+  for (int r = 0; r < reps; ++r) fn();
+  cudaEventRecord(b, s.native_handle());
+  cudaEventSynchronize(b);
+  float ms = 0;
+  cudaEventElapsedTime(&ms, a, b);
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  return ms / 1e3 / reps;
+}
+
+strata::device_buffer<unsigned short> random_buffer(strata::stream& s, std::size_t n, std::mt19937& g) {
+  // Small random bf16 / fp16 bit patterns (exponent kept near 1): values in about [-1, 1].
+  std::vector<unsigned short> h(n);
+  std::uniform_int_distribution<int> u(0, 127);
+  for (auto& x : h) x = static_cast<unsigned short>((u(g) & 1 ? 0x8000 : 0) | 0x3800 | (u(g) << 2));
+  strata::device_buffer<unsigned short> b(n);
+  strata::copy_to_device(s, b.data(), h.data(), n);
+  return b;
+}
+
+void report(const char* what, const args& a, int sq, int sk, double flops, double sec) {
+  std::printf("%-9s B=%d H=%d HK=%d SQ=%d SK=%d D=%d %s%s  %8.3f ms  %7.1f TFLOP/s\n", what, a.batch, a.heads, a.heads_k, sq,
+              sk, a.dim, A::to_string(a.type), a.causal ? " causal" : "", sec * 1e3, flops / sec / 1e12);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const args a = parse(argc, argv);
+  strata::stream s;
+  std::mt19937 g(1);
+  const int B = a.batch, H = a.heads, HK = a.heads_k, S = a.seqlen, D = a.dim;
+  const std::size_t nq = static_cast<std::size_t>(B) * S * H * D, nk = static_cast<std::size_t>(B) * S * HK * D;
+  auto q = random_buffer(s, nq, g), k = random_buffer(s, nk, g), v = random_buffer(s, nk, g), dout = random_buffer(s, nq, g);
+  strata::device_buffer<unsigned short> o(nq), dq(nq), dk(nk), dv(nk);
+  strata::device_buffer<float> lse(static_cast<std::size_t>(B) * H * S);
+  auto T = [&](void* p, int h, int sl) { return A::bshd(p, a.type, B, sl, h, D); };
+  A::options opt;
+  opt.causal = a.causal;
+  opt.lse = lse.data();
+  const double fwd_flops = 4.0 * B * H * static_cast<double>(S) * S * D * (a.causal ? 0.5 : 1.0);
+
+  // Forward and backward through the typed entries (one kernel set per dtype and head dim: fast builds).
+  auto typed = [&](auto fn) {
+    const bool bf = a.type == A::dtype::bf16;
+    if (D == 64) bf ? fn(strata::bf16{}, std::integral_constant<int, 64>{}) : fn(strata::f16{}, std::integral_constant<int, 64>{});
+    else if (D == 128) bf ? fn(strata::bf16{}, std::integral_constant<int, 128>{}) : fn(strata::f16{}, std::integral_constant<int, 128>{});
+    else throw strata::unsupported("strata_bench_attention: --dim 64 or 128");
+  };
+  try {
+    const double t = time_it(s, a.reps, [&] {
+      typed([&](auto e, auto d) {
+        A::run<decltype(e), decltype(d)::value, decltype(d)::value>(s, T(q.data(), H, S), T(k.data(), HK, S), T(v.data(), HK, S),
+                                                                    T(o.data(), H, S), opt);
+      });
+    });
+    report("forward", a, S, S, fwd_flops, t);
+  } catch (const std::exception& e) {
+    std::printf("forward   skipped: %s\n", e.what());
+  }
+  try {
+    const std::size_t bytes = strata::attention_backward_workspace_size(T(q.data(), H, S), T(k.data(), HK, S), T(v.data(), HK, S), opt);
+    strata::device_buffer<unsigned char> ws(bytes ? bytes : 1);
+    const double t = time_it(s, a.reps, [&] {
+      typed([&](auto e, auto d) {
+        A::run_backward<decltype(e), decltype(d)::value, decltype(d)::value>(
+            s, T(q.data(), H, S), T(k.data(), HK, S), T(v.data(), HK, S), T(o.data(), H, S), T(dout.data(), H, S),
+            T(dq.data(), H, S), T(dk.data(), HK, S), T(dv.data(), HK, S), opt, {ws.data(), bytes});
+      });
+    });
+    report("backward", a, S, S, 2.5 * fwd_flops, t);
+  } catch (const std::exception& e) {
+    std::printf("backward  skipped: %s\n", e.what());
+  }
+  // Decode: 1 new token against decode_sk cached keys (dense cache, split-KV chosen automatically).
+  try {
+    const int SK = a.decode_sk, SQ = 1;
+    auto kc = random_buffer(s, static_cast<std::size_t>(B) * SK * HK * D, g);
+    auto vc = random_buffer(s, static_cast<std::size_t>(B) * SK * HK * D, g);
+    auto qd = random_buffer(s, static_cast<std::size_t>(B) * SQ * H * D, g);
+    strata::device_buffer<unsigned short> od(static_cast<std::size_t>(B) * SQ * H * D);
+    std::vector<int> lens(B, SK);
+    strata::device_buffer<int> dlens(B);
+    strata::copy_to_device(s, dlens.data(), lens.data(), lens.size());
+    A::decode_args dec;
+    dec.cache_seqlens = dlens.data();
+    A::options dopt;
+    const A::tensor tq = A::bshd(qd.data(), a.type, B, SQ, H, D);
+    const std::size_t bytes = strata::attention_decode_workspace_size(tq, D, 0, SK);
+    strata::device_buffer<unsigned char> ws(bytes ? bytes : 1);
+    const double t = time_it(s, a.reps, [&] {
+      strata::attention_decode(s, tq, A::bshd(kc.data(), a.type, B, SK, HK, D), A::bshd(vc.data(), a.type, B, SK, HK, D),
+                               A::bshd(od.data(), a.type, B, SQ, H, D), dec, dopt, {ws.data(), bytes});
+    });
+    report("decode", a, SQ, SK, 4.0 * B * H * static_cast<double>(SQ) * SK * D, t);
+  } catch (const std::exception& e) {
+    std::printf("decode    skipped: %s\n", e.what());
+  }
+  return 0;
+}
+#endif

@@ -1,0 +1,179 @@
+// examples/attention.cpp -- fused attention forward through the one-call host entry.
+//
+//   attention --batch B --heads H --heads-k HK --seqlen-q SQ --seqlen-k SK --dim D [--causal]
+//             [--window L,R] [--dtype fp16|bf16|fp32] [--check] [--bench]
+//
+// --check compares with the double-precision reference (strata/ops/attention/reference.hpp) and
+// prints PASS or FAIL as the last line. On the host emulator, shapes above a work limit are refused
+// with a message instead of running for hours.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "strata/attention.hpp"
+
+namespace A = strata::attn;
+
+namespace {
+
+struct args {
+  int batch = 1, heads = 4, heads_k = 4, sq = 128, sk = 128, dim = 64, wl = -1, wr = -1;
+  bool causal = false, check = false, bench = false;
+  A::dtype type = A::dtype::fp16;
+};
+
+[[noreturn]] void usage(const std::string& why) {
+  std::fprintf(stderr,
+               "attention: %s\nusage: attention --batch B --heads H --heads-k HK --seqlen-q SQ --seqlen-k SK --dim D "
+               "[--causal] [--window L,R] [--dtype fp16|bf16|fp32] [--check] [--bench]\n",
+               why.c_str());
+  std::exit(2);
+}
+
+int positive(const char* flag, const char* v, int lo) {
+  char* end = nullptr;
+  const long x = std::strtol(v, &end, 10);
+  if (!*v || *end || x < lo || x > (1L << 30)) usage(std::string(flag) + " needs an integer >= " + std::to_string(lo) + ", got '" + v + "'");
+  return static_cast<int>(x);
+}
+
+args parse(int argc, char** argv) {
+  args a;
+  bool hk_given = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string f = argv[i];
+    auto val = [&]() -> const char* {
+      if (i + 1 >= argc) usage(f + " needs a value");
+      return argv[++i];
+    };
+    if (f == "--batch") a.batch = positive("--batch", val(), 1);
+    else if (f == "--heads") a.heads = positive("--heads", val(), 1);
+    else if (f == "--heads-k") a.heads_k = positive("--heads-k", val(), 1), hk_given = true;
+    else if (f == "--seqlen-q") a.sq = positive("--seqlen-q", val(), 1);
+    else if (f == "--seqlen-k") a.sk = positive("--seqlen-k", val(), 1);
+    else if (f == "--dim") a.dim = positive("--dim", val(), 1);
+    else if (f == "--causal") a.causal = true;
+    else if (f == "--check") a.check = true;
+    else if (f == "--bench") a.bench = true;
+    else if (f == "--window") {
+      const std::string w = val();
+      const auto comma = w.find(',');
+      if (comma == std::string::npos) usage("--window needs L,R (e.g. 128,0; -1 for unbounded)");
+      char *e1 = nullptr, *e2 = nullptr;
+      const std::string l = w.substr(0, comma), r = w.substr(comma + 1);
+      const long lv = std::strtol(l.c_str(), &e1, 10), rv = std::strtol(r.c_str(), &e2, 10);
+      if (l.empty() || r.empty() || *e1 || *e2 || lv < -1 || rv < -1 || lv > (1L << 30) || rv > (1L << 30))
+        usage("--window sides must be integers >= -1, got '" + w + "'");
+      a.wl = static_cast<int>(lv), a.wr = static_cast<int>(rv);
+    } else if (f == "--dtype") {
+      const std::string t = val();
+      if (t == "fp16") a.type = A::dtype::fp16;
+      else if (t == "bf16") a.type = A::dtype::bf16;
+      else if (t == "fp32") a.type = A::dtype::fp32;
+      else usage("--dtype must be fp16, bf16 or fp32, got '" + t + "'");
+    } else usage("unknown argument '" + f + "'");
+  }
+  if (!hk_given) a.heads_k = a.heads;
+  if (a.heads % a.heads_k != 0)
+    usage("--heads-k (" + std::to_string(a.heads_k) + ") must divide --heads (" + std::to_string(a.heads) + ")");
+  if (!A::supported_dims(a.dim, a.dim)) usage("--dim must be 32, 64, 96, 128, 192, 256 or 512, got " + std::to_string(a.dim));
+  return a;
+}
+
+float to_float(const void* p, A::dtype t, std::size_t i) {
+  if (t == A::dtype::fp32) return static_cast<const float*>(p)[i];
+  if (t == A::dtype::bf16) return static_cast<float>(static_cast<const strata::bf16*>(p)[i]);
+  return static_cast<float>(static_cast<const strata::f16*>(p)[i]);
+}
+void from_float(void* p, A::dtype t, std::size_t i, float x) {
+  if (t == A::dtype::fp32) static_cast<float*>(p)[i] = x;
+  else if (t == A::dtype::bf16) static_cast<strata::bf16*>(p)[i] = strata::bf16(x);
+  else static_cast<strata::f16*>(p)[i] = strata::f16(x);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const args a = parse(argc, argv);
+  const double flops = 4.0 * a.batch * a.heads * static_cast<double>(a.sq) * a.sk * a.dim;  // FlashAttention's count
+#if STRATA_BACKEND_HOST
+  // The emulator runs every GPU thread on the CPU (~1e8 multiply-adds a second here) and the
+  // reference is as costly: refuse what would take more than about a minute.
+  if (flops > 4e9) {
+    std::fprintf(stderr, "attention: %.3g FLOP is too large for the host emulator (limit 4e9); use a smaller shape or a GPU build\n", flops);
+    return 2;
+  }
+#endif
+  const std::size_t eb = A::element_bytes(a.type);
+  const std::size_t nq = static_cast<std::size_t>(a.batch) * a.sq * a.heads * a.dim;
+  const std::size_t nk = static_cast<std::size_t>(a.batch) * a.sk * a.heads_k * a.dim;
+  std::vector<unsigned char> hq(nq * eb), hk(nk * eb), hv(nk * eb), ho(nq * eb, 0xFF);
+  std::mt19937_64 g(2024);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  for (std::size_t i = 0; i < nq; ++i) from_float(hq.data(), a.type, i, u(g));
+  for (std::size_t i = 0; i < nk; ++i) from_float(hk.data(), a.type, i, u(g)), from_float(hv.data(), a.type, i, u(g));
+  try {
+    strata::stream s;
+    strata::device_buffer<unsigned char> dq(hq.size()), dk(hk.size()), dv(hv.size()), dout(ho.size());
+    strata::device_buffer<float> dlse(static_cast<std::size_t>(a.batch) * a.heads * a.sq);
+    strata::copy_to_device(s, dq.data(), hq.data(), hq.size());
+    strata::copy_to_device(s, dk.data(), hk.data(), hk.size());
+    strata::copy_to_device(s, dv.data(), hv.data(), hv.size());
+    strata::copy_to_device(s, dout.data(), ho.data(), ho.size());
+    const A::tensor q = A::bshd(dq.data(), a.type, a.batch, a.sq, a.heads, a.dim);
+    const A::tensor k = A::bshd(dk.data(), a.type, a.batch, a.sk, a.heads_k, a.dim);
+    const A::tensor v = A::bshd(dv.data(), a.type, a.batch, a.sk, a.heads_k, a.dim);
+    const A::tensor o = A::bshd(dout.data(), a.type, a.batch, a.sq, a.heads, a.dim);
+    A::options opt;
+    opt.causal = a.causal;
+    opt.window_left = a.wl, opt.window_right = a.wr;
+    opt.lse = dlse.data();
+    std::printf("attention: batch %d heads %d heads_k %d seqlen_q %d seqlen_k %d dim %d %s%s\n", a.batch, a.heads, a.heads_k,
+                a.sq, a.sk, a.dim, A::to_string(a.type), a.causal ? " causal" : "");
+    const auto t0 = std::chrono::steady_clock::now();
+    strata::attention(s, q, k, v, o, opt);
+    s.synchronize();
+    const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (a.bench) std::printf("time %.3f ms, %.3f TFLOP/s (not causal-adjusted)\n", sec * 1e3, flops / sec * 1e-12);
+    if (!a.check) return 0;
+    strata::copy_to_host(s, ho.data(), dout.data(), ho.size());
+    s.synchronize();
+    A::reference::problem rp;
+    rp.heads = a.heads, rp.heads_k = a.heads_k, rp.d = rp.dv = a.dim, rp.causal = a.causal;
+    rp.scale = static_cast<float>(1.0 / std::sqrt(static_cast<float>(a.dim)));
+    rp.window_left = a.wl, rp.window_right = a.wr;
+    const double tol = a.type == A::dtype::fp32 ? 2e-5 : a.type == A::dtype::bf16 ? 2.5e-2 : 4e-3;
+    long long bad = 0;
+    double worst = 0;
+    for (int b = 0; b < a.batch; ++b) {
+      A::reference::sequence rs;
+      rs.sq = a.sq, rs.sk = a.sk;
+      const std::size_t q0 = static_cast<std::size_t>(b) * a.sq * a.heads * a.dim, k0 = static_cast<std::size_t>(b) * a.sk * a.heads_k * a.dim;
+      for (std::size_t i = 0; i < static_cast<std::size_t>(a.sq) * a.heads * a.dim; ++i) rs.q.push_back(to_float(hq.data(), a.type, q0 + i));
+      for (std::size_t i = 0; i < static_cast<std::size_t>(a.sk) * a.heads_k * a.dim; ++i) {
+        rs.k.push_back(to_float(hk.data(), a.type, k0 + i));
+        rs.v.push_back(to_float(hv.data(), a.type, k0 + i));
+      }
+      const auto ref = A::reference::forward(rp, rs, b);
+      for (std::size_t i = 0; i < ref.o.size(); ++i) {
+        const double x = to_float(ho.data(), a.type, q0 + i);
+        const double err = std::fabs(x - ref.o[i]);
+        if (!(err <= tol)) ++bad;  // NaN counts as bad
+        else worst = std::max(worst, err);
+      }
+    }
+    std::printf("max abs error %.3g (tolerance %.3g), %lld elements outside\n", worst, tol, bad);
+    std::printf("%s\n", bad == 0 ? "PASS" : "FAIL");
+    return bad == 0 ? 0 : 1;
+  } catch (const strata::error& e) {
+    std::fprintf(stderr, "attention: %s\n", e.what());
+    if (a.check) std::printf("FAIL\n");
+    return 1;
+  }
+}

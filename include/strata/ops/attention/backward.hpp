@@ -1,0 +1,286 @@
+// strata/ops/attention/backward.hpp -- the attention backward (FlashAttention-2's algorithm):
+// dQ, dK, dV recomputed from Q, K, V, dO and the forward's LSE, never storing the S x S matrices.
+//
+// Three kernels, all deterministic (no floating-point atomics; every sum runs in a fixed order, so
+// the result is bitwise identical for any block schedule):
+//   dkdv  one block per (batch, K/V head, key tile of BN keys); it keeps the tile's K and V and its
+//         dK, dV accumulators in shared memory (fp32) and walks every query head of the GQA group and
+//         every query tile in order:
+//           P   = exp(mask(mods(scale * Q K^T)) - LSE)     (recomputed; 0 where masked)
+//           Pd  = P o Z / (1 - p_drop)                      (Z: the forward's Philox dropout mask)
+//           dV += Pd^T dO;   dP = (dO V^T) o Z / (1 - p_drop)
+//           Di  = rowsum(dO o O)                            (per query row, computed in the block)
+//           dS  = P o (dP - Di) o softcap'(.) * scale
+//           dK += dS^T Q;    dQ_t = dS K  -> fp32 workspace slot of this key tile
+//         so dK and dV are summed over the GQA group inside the block.
+//   dq    one block per (batch, head, query row): dQ = sum over key tiles, in tile order, of dQ_t;
+//         also the row's sink term -exp(sink - LSE) * Di when sinks' gradient is requested.
+//   dsink one block per head: dsink[h] = sum over (batch, row), in order, of the sink terms.
+// The arithmetic is scalar fp32 (one thread per element of each product), from one source for the
+// emulator and every GPU: portable and exact enough for training, not tensor-core fast (docs).
+// score_mod is not differentiated (the entry rejects it: the typed backward has no modifiers);
+// mask_mod-free masks (causal, window, ALiBi, soft-cap, sinks, dropout) are all supported.
+#pragma once
+
+#include <cstdint>
+
+#include "strata/config/config.hpp"
+#include "strata/ops/attention/forward.hpp"
+#include "strata/ops/attention/philox.hpp"
+
+namespace strata::attn {
+
+namespace detail {
+
+/// Device-side arguments of the backward kernels (forward_params for the shared fields: q, k, v,
+/// o, lse and their strides, lengths, masks, dropout).
+struct backward_params {
+  forward_params f;
+  const void* dout;
+  void* dq;
+  void* dk;
+  void* dv;
+  long long do_bs, do_rs, do_hs;
+  long long dq_bs, dq_rs, dq_hs;
+  long long dk_bs, dk_rs, dk_hs;
+  long long dv_bs, dv_rs, dv_hs;
+  float* dq_part;      // (key tiles, B, H, SQ, D) fp32
+  float* sink_part;    // (B, H, SQ) fp32, or null
+  float* dsinks;       // (H) fp32, or null
+  int k_tiles;         // key tiles of the longest sequence
+};
+
+constexpr std::size_t backward_shared_bytes(int bn, int d, int dv) {
+  return static_cast<std::size_t>(bn) * (2 * d + 2 * dv) * 4 + 3 * 16 * static_cast<std::size_t>(bn) * 4 + 2 * 16 * 4 + 256;
+}
+
+/// The widest key tile of {32, 16, 8, 4} whose shared storage fits the target.
+template <class Target, int D, int Dv>
+constexpr int backward_block_n() {
+  for (int bn : {32, 16, 8, 4})
+    if (backward_shared_bytes(bn, D, Dv) <= Target::shared_memory_per_block) return bn;
+  return 0;
+}
+
+}  // namespace detail
+
+/// dK and dV of one key tile (and its dQ contribution). Elem: f16, bf16 or float.
+template <class Elem, int D, int Dv, class Target>
+struct backward_dkdv_kernel {
+  using target = Target;
+  using params = detail::backward_params;
+  static constexpr const char* name = "attention_backward_dkdv_kernel";
+  static constexpr int BN = detail::backward_block_n<Target, D, Dv>();
+  static constexpr int BM = 16;
+  static constexpr int threads = 128;
+  static constexpr int max_threads_per_block = threads;
+  static_assert(BN > 0, "attention backward: no key tile of this head dim fits the target's shared memory");
+
+  struct shared_storage {
+    float k[BN * D], v[BN * Dv], dk[BN * D], dv[BN * Dv];
+    float pr[BM * BN];   // P (undropped)
+    float pd[BM * BN];   // P with dropout applied and scaled (what multiplied V in the forward)
+    float ds[BM * BN];   // softcap'(.) * scale, then dS
+    float lse[BM], di[BM];
+  };
+  static_assert(sizeof(shared_storage) <= detail::backward_shared_bytes(BN, D, Dv));
+
+  template <class Ctx>
+  STRATA_HOST_DEVICE void operator()(Ctx& ctx, const params& bp) const {
+    auto& sm = ctx.template shared<shared_storage>();
+    const detail::forward_params& p = bp.f;
+    const int tid = ctx.block().thread_rank();
+    const long long r = ctx.block().rank();
+    const int t = static_cast<int>(r % bp.k_tiles);
+    const int hk = static_cast<int>((r / bp.k_tiles) % p.heads_k);
+    const int b = static_cast<int>(r / (static_cast<long long>(bp.k_tiles) * p.heads_k));
+    const detail::seq_view sq = detail::sequence(p, b);
+    const int n0 = t * BN;
+    if (n0 >= sq.sk) return;  // this sequence has no such key tile (the dq kernel does not read it)
+    const int group = p.heads / p.heads_k;
+    const float drop_scale = p.dropout_p > 0.f ? 1.f / (1.f - p.dropout_p) : 1.f;
+
+    const Elem* kg = static_cast<const Elem*>(p.k) + b * p.k_bs + static_cast<long long>(sq.k0) * p.k_rs + hk * p.k_hs;
+    const Elem* vg = static_cast<const Elem*>(p.v) + b * p.v_bs + static_cast<long long>(sq.k0) * p.v_rs + hk * p.v_hs;
+    for (int e = tid; e < BN * D; e += threads) {
+      const int j = n0 + e / D;
+      sm.k[e] = j < sq.sk ? static_cast<float>(kg[static_cast<long long>(j) * p.k_rs + e % D]) : 0.f;
+      sm.dk[e] = 0.f;
+    }
+    for (int e = tid; e < BN * Dv; e += threads) {
+      const int j = n0 + e / Dv;
+      sm.v[e] = j < sq.sk ? static_cast<float>(vg[static_cast<long long>(j) * p.v_rs + e % Dv]) : 0.f;
+      sm.dv[e] = 0.f;
+    }
+    ctx.block().sync();
+
+    for (int g = 0; g < group; ++g) {
+      const int h = hk * group + g;
+      const Elem* qg = static_cast<const Elem*>(p.q) + b * p.q_bs + static_cast<long long>(sq.q0) * p.q_rs + h * p.q_hs;
+      const Elem* og = static_cast<const Elem*>(p.o) + b * p.o_bs + static_cast<long long>(sq.q0) * p.o_rs + h * p.o_hs;
+      const Elem* dog = static_cast<const Elem*>(bp.dout) + b * bp.do_bs + static_cast<long long>(sq.q0) * bp.do_rs + h * bp.do_hs;
+      float* dqp = bp.dq_part + (((static_cast<long long>(t) * p.batch + b) * p.heads + h) * p.seqlen_q) * D;
+      const float slope = p.alibi ? p.alibi[h] : 0.f;
+      for (int m0 = 0; m0 < sq.sq; m0 += BM) {
+        // Per row: LSE and Di = rowsum(dO o O), each summed by one thread in order.
+        for (int i = tid; i < BM; i += threads) {
+          const int qi = m0 + i;
+          float lse = detail::neg_inf(), di = 0.f;
+          if (qi < sq.sq) {
+            lse = p.lse[b * p.lse_bs + h * p.lse_hs + sq.q0 + qi];
+            for (int c = 0; c < Dv; ++c)
+              di += static_cast<float>(dog[static_cast<long long>(qi) * bp.do_rs + c]) *
+                    static_cast<float>(og[static_cast<long long>(qi) * p.o_rs + c]);
+          }
+          sm.lse[i] = lse;
+          sm.di[i] = di;
+        }
+        ctx.block().sync();
+        // P (recomputed from the LSE) and the soft-cap derivative.
+        for (int e = tid; e < BM * BN; e += threads) {
+          const int i = e / BN, c = e % BN, qi = m0 + i, j = n0 + c;
+          float pr = 0.f, pd = 0.f, dfac = 0.f;
+          bool keep = qi < sq.sq && j < sq.sk && sm.lse[i] != detail::neg_inf();
+          if (p.window_right >= 0) keep = keep && j <= qi + sq.off + p.window_right;
+          if (p.window_left >= 0) keep = keep && j >= qi + sq.off - p.window_left;
+          if (keep) {
+            float s = 0.f;
+            for (int d = 0; d < D; ++d) s += static_cast<float>(qg[static_cast<long long>(qi) * p.q_rs + d]) * sm.k[c * D + d];
+            float x = s * p.scale;
+            dfac = p.scale;
+            if (p.softcap > 0.f) {
+              const float th = ::tanhf(x / p.softcap);
+              x = p.softcap * th;
+              dfac *= 1.f - th * th;
+            }
+            if (p.alibi) {
+              const int dist = qi + sq.off - j;
+              x -= slope * static_cast<float>(dist < 0 ? -dist : dist);
+            }
+            pr = ::expf(x - sm.lse[i]);
+            pd = pr;
+            if (p.dropout_p > 0.f)
+              pd = dropout_keep(p.seed, p.offset, p.dropout_threshold, b, p.heads, h, qi, j) ? pr * drop_scale : 0.f;
+          }
+          sm.pr[e] = pr;
+          sm.pd[e] = pd;
+          sm.ds[e] = dfac;
+        }
+        ctx.block().sync();
+        // dV += Pd^T dO.
+        const int rows = detail::imin(BM, sq.sq - m0);
+        for (int e = tid; e < BN * Dv; e += threads) {
+          const int c = e / Dv, d = e % Dv;
+          float acc = sm.dv[e];
+          for (int i = 0; i < rows; ++i) acc += sm.pd[i * BN + c] * static_cast<float>(dog[static_cast<long long>(m0 + i) * bp.do_rs + d]);
+          sm.dv[e] = acc;
+        }
+        // dS = P o (dP o Z / (1 - p) - Di) o softcap' * scale, dP = dO V^T.
+        for (int e = tid; e < BM * BN; e += threads) {
+          const int i = e / BN, c = e % BN;
+          float ds = 0.f;
+          if (sm.pr[e] != 0.f) {
+            float dp = 0.f;
+            for (int d = 0; d < Dv; ++d) dp += static_cast<float>(dog[static_cast<long long>(m0 + i) * bp.do_rs + d]) * sm.v[c * Dv + d];
+            if (p.dropout_p > 0.f) dp = sm.pd[e] != 0.f ? dp * drop_scale : 0.f;
+            ds = sm.pr[e] * (dp - sm.di[i]) * sm.ds[e];
+          }
+          sm.ds[e] = ds;
+        }
+        ctx.block().sync();
+        // dK += dS^T Q;  this tile's dQ = dS K (workspace).
+        for (int e = tid; e < BN * D; e += threads) {
+          const int c = e / D, d = e % D;
+          float acc = sm.dk[e];
+          for (int i = 0; i < rows; ++i) acc += sm.ds[i * BN + c] * static_cast<float>(qg[static_cast<long long>(m0 + i) * p.q_rs + d]);
+          sm.dk[e] = acc;
+        }
+        for (int e = tid; e < rows * D; e += threads) {
+          const int i = e / D, d = e % D;
+          float acc = 0.f;
+          for (int c = 0; c < BN; ++c) acc += sm.ds[i * BN + c] * sm.k[c * D + d];
+          dqp[static_cast<long long>(m0 + i) * D + d] = acc;
+        }
+        ctx.block().sync();
+      }
+    }
+    Elem* dkg = static_cast<Elem*>(bp.dk) + b * bp.dk_bs + static_cast<long long>(sq.k0) * bp.dk_rs + hk * bp.dk_hs;
+    Elem* dvg = static_cast<Elem*>(bp.dv) + b * bp.dv_bs + static_cast<long long>(sq.k0) * bp.dv_rs + hk * bp.dv_hs;
+    for (int e = tid; e < BN * D; e += threads) {
+      const int j = n0 + e / D;
+      if (j < sq.sk) dkg[static_cast<long long>(j) * bp.dk_rs + e % D] = static_cast<Elem>(sm.dk[e]);
+    }
+    for (int e = tid; e < BN * Dv; e += threads) {
+      const int j = n0 + e / Dv;
+      if (j < sq.sk) dvg[static_cast<long long>(j) * bp.dv_rs + e % Dv] = static_cast<Elem>(sm.dv[e]);
+    }
+  }
+};
+
+/// dQ of one (batch, head, query row): the key tiles' contributions summed in tile order; and the
+/// row's sink-gradient term.
+template <class Elem, int D, int Dv, class Target>
+struct backward_dq_kernel {
+  using target = Target;
+  using params = detail::backward_params;
+  static constexpr const char* name = "attention_backward_dq_kernel";
+  static constexpr int BN = backward_dkdv_kernel<Elem, D, Dv, Target>::BN;
+  static constexpr int threads = Target::warp_size;
+  static constexpr int max_threads_per_block = threads;
+
+  template <class Ctx>
+  STRATA_HOST_DEVICE void operator()(Ctx& ctx, const params& bp) const {
+    const detail::forward_params& p = bp.f;
+    const long long row = ctx.block().rank();  // (b, h, i)
+    const int i = static_cast<int>(row % p.seqlen_q);
+    const int h = static_cast<int>((row / p.seqlen_q) % p.heads);
+    const int b = static_cast<int>(row / (static_cast<long long>(p.heads) * p.seqlen_q));
+    const detail::seq_view sq = detail::sequence(p, b);
+    if (i >= sq.sq) return;
+    const int tiles = (sq.sk + BN - 1) / BN;
+    const long long slot = static_cast<long long>(p.batch) * p.heads * p.seqlen_q * D;
+    Elem* dq = static_cast<Elem*>(bp.dq) + b * bp.dq_bs + static_cast<long long>(sq.q0 + i) * bp.dq_rs + h * bp.dq_hs;
+    for (int d = ctx.block().thread_rank(); d < D; d += threads) {
+      float acc = 0.f;
+      for (int t = 0; t < tiles; ++t) acc += bp.dq_part[t * slot + row * D + d];
+      dq[d] = static_cast<Elem>(acc);
+    }
+    if (bp.sink_part && ctx.block().thread_rank() == 0) {
+      const float lse = p.lse[b * p.lse_bs + h * p.lse_hs + sq.q0 + i];
+      float term = 0.f;
+      if (lse != detail::neg_inf()) {
+        const Elem* o = static_cast<const Elem*>(p.o) + b * p.o_bs + static_cast<long long>(sq.q0 + i) * p.o_rs + h * p.o_hs;
+        const Elem* dout = static_cast<const Elem*>(bp.dout) + b * bp.do_bs + static_cast<long long>(sq.q0 + i) * bp.do_rs + h * bp.do_hs;
+        float di = 0.f;
+        for (int c = 0; c < Dv; ++c) di += static_cast<float>(dout[c]) * static_cast<float>(o[c]);
+        term = -::expf(p.sinks[h] - lse) * di;
+      }
+      bp.sink_part[row] = term;
+    }
+  }
+};
+
+/// dsink[h] = sum over (batch, row) of the rows' sink terms, in order.
+template <class Target>
+struct backward_dsink_kernel {
+  using target = Target;
+  using params = detail::backward_params;
+  static constexpr const char* name = "attention_backward_dsink_kernel";
+  static constexpr int threads = Target::warp_size;
+  static constexpr int max_threads_per_block = threads;
+
+  template <class Ctx>
+  STRATA_HOST_DEVICE void operator()(Ctx& ctx, const params& bp) const {
+    const detail::forward_params& p = bp.f;
+    const int h = static_cast<int>(ctx.block().rank());
+    if (ctx.block().thread_rank() != 0) return;
+    float acc = 0.f;
+    for (int b = 0; b < p.batch; ++b) {
+      const int n = detail::sequence(p, b).sq;
+      for (int i = 0; i < n; ++i) acc += bp.sink_part[(static_cast<long long>(b) * p.heads + h) * p.seqlen_q + i];
+    }
+    bp.dsinks[h] = acc;
+  }
+};
+
+}  // namespace strata::attn

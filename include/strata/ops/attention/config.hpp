@@ -1,0 +1,105 @@
+// strata/ops/attention/config.hpp -- the attention kernel's configuration values and atom choice.
+//
+// A configuration is a printable value {block_m, block_n, warps, stages}; block_m is warps x the
+// atom's M (each warp owns atom-M query rows of the tile). The defaults are chosen to fit the target's
+// shared memory (two stages of a K and a V tile, plus the score and probability tiles); they are not
+// tuned on hardware yet (docs/attention.md: performance not measured).
+#pragma once
+
+#include <cstddef>
+#include <type_traits>
+
+#include "strata/arch/arch.hpp"
+#include "strata/mma/mma.hpp"
+#include "strata/numeric/numeric.hpp"
+
+namespace strata::attn {
+
+struct kernel_config {
+  int block_n = 0;  // keys per K/V tile; 0: no configuration fits this target
+  int warps = 4;
+  int stages = 2;
+  friend constexpr bool operator==(const kernel_config&, const kernel_config&) = default;
+};
+
+/// The target the host entries use when the caller names none: the backend's first GPU target,
+/// or the host emulator's own (scalar FMA) target.
+#if STRATA_BACKEND_CUDA
+using default_target = arch::sm80;
+#elif STRATA_BACKEND_HIP
+using default_target = arch::gfx90a;
+#else
+using default_target = arch::host;
+#endif
+
+namespace detail {
+
+template <class Target, class Elem>
+struct atom_choice {
+  using type = mma::fma_atom<Elem, float, Target::warp_size>;  // every target, every type
+};
+template <class Target, class Elem>
+  requires((std::is_same_v<Elem, f16> || std::is_same_v<Elem, bf16>) && Target::atoms.has(arch::atom_family::mma_sync_f16))
+struct atom_choice<Target, Elem> {
+  using type = mma::sm80_16x8x16<Elem>;
+};
+template <class Target, class Elem>
+  requires((std::is_same_v<Elem, f16> || std::is_same_v<Elem, bf16>) && Target::atoms.has(arch::atom_family::mfma_f16) &&
+           !Target::atoms.has(arch::atom_family::mma_sync_f16))
+struct atom_choice<Target, Elem> {
+  using type = mma::cdna_f32_16bit<16, Elem>;  // 16x16x16: 16 query rows per wavefront
+};
+
+}  // namespace detail
+
+/// The MMA atom of both products (S = Q K^T and O = P V): mma.sync m16n8k16 on NVIDIA, MFMA
+/// 16x16x16 on CDNA, scalar FMA otherwise (fp32 everywhere, and every type on the host target).
+template <class Target, class Elem>
+using atom_for = typename detail::atom_choice<Target, Elem>::type;
+
+/// Shared bytes of one configuration (must match forward_kernel::shared_storage).
+template <class Elem>
+constexpr std::size_t shared_bytes(int block_m, int block_n, int stages, int d, int dv) {
+  const std::size_t e = sizeof(Elem);
+  return static_cast<std::size_t>(stages) * block_n * (d + dv) * e + static_cast<std::size_t>(block_m) * block_n * (4 + e) +
+         3 * 4 * static_cast<std::size_t>(block_m) + 256;
+}
+
+/// The default configuration of (target, element, head dims): the widest K/V tile that fits.
+template <class Target, class Elem, int D, int Dv>
+constexpr kernel_config default_config() {
+  using A = atom_for<Target, Elem>;
+  const int warps = A::M == Target::warp_size ? (Target::warp_size == 64 ? 1 : 2) : 4;
+  const int block_m = warps * A::M;
+  // sm_90a / sm_100a: ptxas (13.0) spills a few bytes with 64-key tiles (16-bit D 64..192); 32 keys
+  // do not, except on sm_100a for D >= 128, which needs 16 (test/compile/attention_kernels.cu).
+  const bool sm100 = std::is_same_v<Target, arch::sm100a>;
+  const int cap = sm100 && D >= 128 ? 16 : (sm100 || std::is_same_v<Target, arch::sm90a>) ? 32 : 64;
+  for (int bn : {64, 32, 16, 8}) {
+    if (bn > cap) continue;
+    if (bn % A::N != 0 || bn % A::K != 0) continue;
+    if (shared_bytes<Elem>(block_m, bn, 2, D, Dv) <= Target::shared_memory_per_block) return {bn, warps, 2};
+  }
+  return {0, warps, 2};
+}
+
+/// Whether (target, element, head dims) is shipped for a GPU build: compiled by the compile check
+/// (test/compile/attention_kernels.cu) without register spills. On a CUDA or HIP build the host
+/// entries throw strata::unsupported for the others; the emulator runs every configuration that fits.
+///   NVIDIA (mma.sync): fp16 / bf16 head dims 32, 64, 96, 128 and 192/128; fp32 (FMA) head dim 32.
+///     Not shipped: 16-bit 192, 256, 512 and fp32 >= 64 -- the Q fragments and the O accumulator of
+///     one warp's 16 rows exceed 255 registers (ptxas spills 24..14k bytes); needs Dv split across warps.
+///   AMD (MFMA): none yet -- clang 15 spills 170..470 SGPRs in every forward configuration.
+template <class Target, class Elem, int D, int Dv>
+constexpr bool shipped() {
+  if (default_config<Target, Elem, D, Dv>().block_n == 0) return false;
+  if constexpr (Target::vendor_id != arch::vendor::nvidia) {
+    return false;
+  } else if constexpr (std::is_same_v<Elem, float>) {
+    return D == 32 && Dv == 32;
+  } else {
+    return (D == Dv && D <= 128) || (D == 192 && Dv == 128);
+  }
+}
+
+}  // namespace strata::attn

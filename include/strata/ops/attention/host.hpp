@@ -1,0 +1,466 @@
+// strata/ops/attention/host.hpp -- the host entries: validate -> choose the configuration -> launch.
+//
+//   strata::attention(stream, q, k, v, o, options)                     forward, any supported type/dims
+//   strata::attention<Target, ScoreMod, MaskMod>(..., score_mod, mask_mod)   with user modifiers
+//   strata::attention_decode_workspace_size(q, v_dim, num_splits)
+//   strata::attention_decode(stream, q, k_cache, v_cache, o, decode, options, workspace)
+//       split-KV decoding against a contiguous or paged cache, appending new K/V first
+//
+// Errors: strata::invalid_argument naming "strata::attention" (or "strata::attention_decode") and the
+// argument; strata::unsupported for a head dim that no configuration of the target holds.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+#include "strata/ops/attention/backward.hpp"
+#include "strata/ops/attention/config.hpp"
+#include "strata/ops/attention/decode.hpp"
+#include "strata/ops/attention/forward.hpp"
+#include "strata/ops/attention/mods.hpp"
+#include "strata/ops/attention/philox.hpp"
+#include "strata/ops/attention/types.hpp"
+#include "strata/runtime/runtime.hpp"
+
+namespace strata::attn {
+
+/// Decode-only inputs.
+struct decode_args {
+  const int* cache_seqlens = nullptr;  // (batch) on the device: rows already in the cache
+  paged_kv paged{};                    // block_table null: k_cache / v_cache are dense (B, S_max, HK, D)
+  tensor k_new{}, v_new{};             // data null: nothing to append; else (B, s_new, HK, D) rows
+  int num_splits = 0;                  // 0: chosen from the key length
+};
+
+/// (QK, V) head-dim pairs with a shipped kernel.
+inline bool supported_dims(int d, int dv) {
+  if (d == 192 && dv == 128) return true;
+  return d == dv && (d == 32 || d == 64 || d == 96 || d == 128 || d == 192 || d == 256 || d == 512);
+}
+
+namespace detail {
+
+inline std::string num(long long x) { return std::to_string(x); }
+
+inline void check_tensor(const std::string& op, const char* name, const tensor& t) {
+  if (t.batch < 0 || t.seqlen < 0 || t.heads <= 0 || t.dim <= 0)
+    throw invalid_argument(op, name, "has a negative extent or no heads / dim (batch " + num(t.batch) + ", seqlen " +
+                                         num(t.seqlen) + ", heads " + num(t.heads) + ", dim " + num(t.dim) + ")");
+  if (!t.data && static_cast<long long>(t.batch) * t.seqlen > 0) throw invalid_argument(op, name, "has a null data pointer");
+  const long long e = element_bytes(t.type);
+  if (reinterpret_cast<std::uintptr_t>(t.data) % 16 != 0)
+    throw invalid_argument(op, name, "must be 16-byte aligned (rows are moved as 16-byte vectors)");
+  for (long long st : {t.batch_stride, t.row_stride, t.head_stride})
+    if ((st * e) % 16 != 0)
+      throw invalid_argument(op, name, "strides (" + num(t.batch_stride) + ", " + num(t.row_stride) + ", " +
+                                           num(t.head_stride) + " elements) must be multiples of 16 bytes");
+}
+
+template <class F>
+void with_dtype(dtype t, F&& f) {
+  switch (t) {
+    case dtype::fp16: f(f16{}); return;
+    case dtype::bf16: f(bf16{}); return;
+    case dtype::fp32: f(float{}); return;
+  }
+}
+
+template <class F>
+void with_dims(int d, int dv, F&& f) {
+  auto pick = [&](auto dd, auto vv) { f(dd, vv); };
+  if (d == 192 && dv == 128) return pick(std::integral_constant<int, 192>{}, std::integral_constant<int, 128>{});
+  switch (d) {
+    case 32: return pick(std::integral_constant<int, 32>{}, std::integral_constant<int, 32>{});
+    case 64: return pick(std::integral_constant<int, 64>{}, std::integral_constant<int, 64>{});
+    case 96: return pick(std::integral_constant<int, 96>{}, std::integral_constant<int, 96>{});
+    case 128: return pick(std::integral_constant<int, 128>{}, std::integral_constant<int, 128>{});
+    case 192: return pick(std::integral_constant<int, 192>{}, std::integral_constant<int, 192>{});
+    case 256: return pick(std::integral_constant<int, 256>{}, std::integral_constant<int, 256>{});
+    case 512: return pick(std::integral_constant<int, 512>{}, std::integral_constant<int, 512>{});
+  }
+}
+
+/// Everything the forward and decode entries share: checks of q, k, v, o and the options.
+inline void validate(const std::string& op, const tensor& q, const tensor& k, const tensor& v, const tensor& o,
+                     const options& opt, bool paged) {
+  check_tensor(op, "q", q);
+  check_tensor(op, "k", k);
+  check_tensor(op, "v", v);
+  check_tensor(op, "o", o);
+  if (k.type != q.type) throw invalid_argument(op, "k", std::string("has dtype ") + to_string(k.type) + " but q has " + to_string(q.type));
+  if (v.type != q.type) throw invalid_argument(op, "v", std::string("has dtype ") + to_string(v.type) + " but q has " + to_string(q.type));
+  if (o.type != q.type) throw invalid_argument(op, "o", std::string("has dtype ") + to_string(o.type) + " but q has " + to_string(q.type));
+  if (k.dim != q.dim) throw invalid_argument(op, "k", "has head dim " + num(k.dim) + " but q has " + num(q.dim));
+  if (o.dim != v.dim) throw invalid_argument(op, "o", "has head dim " + num(o.dim) + " but v has " + num(v.dim));
+  if (!supported_dims(q.dim, v.dim))
+    throw invalid_argument(op, "q", "head dim " + num(q.dim) + " with V head dim " + num(v.dim) +
+                                        " is not supported (32, 64, 96, 128, 192, 256, 512, or 192 with 128)");
+  if (k.heads != v.heads) throw invalid_argument(op, "v", "has " + num(v.heads) + " heads but k has " + num(k.heads));
+  if (q.heads % k.heads != 0)
+    throw invalid_argument(op, "heads_k", "(" + num(k.heads) + ", the heads of k) must divide the heads of q (" + num(q.heads) + ")");
+  if (o.heads != q.heads || o.seqlen != q.seqlen || o.batch != q.batch)
+    throw invalid_argument(op, "o", "must have q's batch, seqlen and heads");
+  if (!paged) {
+    if (k.batch != q.batch || v.batch != q.batch) throw invalid_argument(op, "k", "must have q's batch (" + num(q.batch) + ")");
+    if (v.seqlen != k.seqlen) throw invalid_argument(op, "v", "has seqlen " + num(v.seqlen) + " but k has " + num(k.seqlen));
+  }
+  if (!(std::isnan(opt.scale) || (std::isfinite(opt.scale) && opt.scale > 0.f)))
+    throw invalid_argument(op, "options.scale", "must be positive and finite (or NaN for 1/sqrt(dim))");
+  if (opt.window_left < -1 || opt.window_right < -1)
+    throw invalid_argument(op, "options.window", "sides must be >= 0, or -1 for unbounded");
+  if (!(opt.softcap >= 0.f) || !std::isfinite(opt.softcap))
+    throw invalid_argument(op, "options.softcap", "must be finite and >= 0 (0: off)");
+  if ((opt.cu_seqlens_q == nullptr) != (opt.cu_seqlens_k == nullptr))
+    throw invalid_argument(op, "options.cu_seqlens_q", "and cu_seqlens_k must be given together");
+  if (opt.cu_seqlens_q && (opt.seqused_q || opt.seqused_k))
+    throw invalid_argument(op, "options.seqused_q", "cannot be combined with cu_seqlens (packed sequences have no padding)");
+  if (!(opt.dropout_p >= 0.f && opt.dropout_p < 1.f))
+    throw invalid_argument(op, "options.dropout_p", "must be in [0, 1)");
+  if (opt.cu_seqlens_q && opt.lse && opt.total_q <= 0)
+    throw invalid_argument(op, "options.total_q", "must be the packed row count when lse is requested with cu_seqlens");
+}
+
+inline forward_params base_params(const tensor& q, const tensor& k, const tensor& v, const tensor& o, const options& opt) {
+  forward_params p{};
+  p.q = q.data, p.k = k.data, p.v = v.data, p.o = o.data, p.lse = opt.lse;
+  p.q_bs = opt.cu_seqlens_q ? 0 : q.batch_stride, p.q_rs = q.row_stride, p.q_hs = q.head_stride;
+  p.k_bs = opt.cu_seqlens_k ? 0 : k.batch_stride, p.k_rs = k.row_stride, p.k_hs = k.head_stride;
+  p.v_bs = opt.cu_seqlens_k ? 0 : v.batch_stride, p.v_rs = v.row_stride, p.v_hs = v.head_stride;
+  p.o_bs = opt.cu_seqlens_q ? 0 : o.batch_stride, p.o_rs = o.row_stride, p.o_hs = o.head_stride;
+  if (opt.cu_seqlens_q) p.lse_bs = 0, p.lse_hs = opt.total_q;
+  else p.lse_bs = static_cast<long long>(q.heads) * q.seqlen, p.lse_hs = q.seqlen;
+  p.batch = q.batch, p.heads = q.heads, p.heads_k = k.heads, p.seqlen_q = q.seqlen, p.seqlen_k = k.seqlen;
+  p.cu_q = opt.cu_seqlens_q, p.cu_k = opt.cu_seqlens_k, p.used_q = opt.seqused_q, p.used_k = opt.seqused_k;
+  p.scale = std::isnan(opt.scale) ? 1.f / std::sqrt(static_cast<float>(q.dim)) : opt.scale;
+  p.softcap = opt.softcap, p.alibi = opt.alibi_slopes, p.sinks = opt.sinks;
+  p.window_left = opt.window_left, p.window_right = opt.window_right;
+  if (opt.causal) p.window_right = 0;  // causal is a window with no keys to the right of the diagonal
+  p.bottom_right = opt.align == alignment::bottom_right;
+  p.longest_first = p.window_right >= 0;
+  p.num_splits = 1;
+  p.dropout_p = opt.dropout_p;
+  p.dropout_threshold = opt.dropout_p > 0.f ? dropout_threshold(opt.dropout_p) : 0u;
+  p.seed = opt.seed, p.offset = opt.offset;
+  return p;
+}
+
+template <class Elem, int D, int Dv, class Target>
+constexpr bool fits = default_config<Target, Elem, D, Dv>().block_n > 0;
+
+/// Launches the forward kernel of (Elem, D, Dv) with fp.num_splits splits.
+template <class Elem, int D, int Dv, class Target, class SM, class MM>
+void launch_forward(stream& s, const std::string& op, forward_params fp, const SM& sm, const MM& mm) {
+  if constexpr (!fits<Elem, D, Dv, Target>) {
+    (void)s, (void)fp, (void)sm, (void)mm;
+    throw unsupported(op + ": head dim " + num(D) + " (V " + num(Dv) + ") in " + (sizeof(Elem) == 4 ? "fp32" : "16-bit") +
+                      " does not fit the shared memory of target " + std::string(Target::name));
+  } else if constexpr ((STRATA_BACKEND_CUDA || STRATA_BACKEND_HIP) && !shipped<Target, Elem, D, Dv>()) {
+    (void)s, (void)fp, (void)sm, (void)mm;
+    throw unsupported(op + ": head dim " + num(D) + " (V " + num(Dv) + ") in " + (sizeof(Elem) == 4 ? "fp32" : "16-bit") +
+                      " is not shipped for target " + std::string(Target::name) +
+                      " (it spills registers there; see docs/attention.md, feature matrix)");
+  } else {
+    using K = forward_kernel<Elem, D, Dv, Target, default_config<Target, Elem, D, Dv>(), SM, MM>;
+    fp.m_tiles = (fp.seqlen_q + K::BM - 1) / K::BM;
+    const long long blocks = static_cast<long long>(fp.batch) * fp.heads * fp.m_tiles * fp.num_splits;
+    if (blocks == 0) return;
+    if (blocks > 0x7fffffffLL) throw invalid_argument(op, "q", "needs " + num(blocks) + " blocks, more than one grid holds");
+    K kernel{};
+    kernel.score_mod = sm;
+    kernel.mask_mod = mm;
+    launch(s, {.grid = static_cast<int>(blocks), .block = K::max_threads_per_block}, kernel, fp);
+  }
+}
+
+}  // namespace detail
+}  // namespace strata::attn
+
+namespace strata {
+
+/// Fused attention forward: o = softmax(mask(mods(scale * q k^T))) v, per (batch, head), with
+/// GQA/MQA by heads_k dividing heads. See docs/attention.md for every option.
+template <class Target = attn::default_target, class ScoreMod = attn::no_score_mod,
+          class MaskMod = attn::no_mask_mod>
+void attention(stream& s, const attn::tensor& q, const attn::tensor& k, const attn::tensor& v,
+               const attn::tensor& o, const attn::options& opt = {}, const ScoreMod& score_mod = {},
+               const MaskMod& mask_mod = {}) {
+  namespace A = strata::attn;
+  const std::string op = "strata::attention";
+  A::detail::validate(op, q, k, v, o, opt, false);
+  const A::detail::forward_params fp = A::detail::base_params(q, k, v, o, opt);
+  A::detail::with_dtype(q.type, [&](auto e) {
+    A::detail::with_dims(q.dim, v.dim, [&](auto d, auto dv) {
+      A::detail::launch_forward<decltype(e), decltype(d)::value, decltype(dv)::value, Target>(s, op, fp, score_mod, mask_mod);
+    });
+  });
+}
+
+namespace attn {
+/// The same for one compile-time (element type, head dims): instantiates one kernel instead of every
+/// supported combination (the runtime-typed entry above instantiates all of them).
+template <class Elem, int D, int Dv, class Target = default_target, class ScoreMod = no_score_mod,
+          class MaskMod = no_mask_mod>
+void run(stream& s, const tensor& q, const tensor& k, const tensor& v, const tensor& o, const options& opt = {},
+         const ScoreMod& score_mod = {}, const MaskMod& mask_mod = {}) {
+  const std::string op = "strata::attention";
+  detail::validate(op, q, k, v, o, opt, false);
+  const dtype want = std::is_same_v<Elem, float> ? dtype::fp32 : std::is_same_v<Elem, bf16> ? dtype::bf16 : dtype::fp16;
+  if (q.type != want) throw invalid_argument(op, "q", std::string("has dtype ") + to_string(q.type) + " but this entry is " + to_string(want));
+  if (q.dim != D || v.dim != Dv) throw invalid_argument(op, "q", "head dims do not match this entry's " + detail::num(D) + "/" + detail::num(Dv));
+  detail::launch_forward<Elem, D, Dv, Target>(s, op, detail::base_params(q, k, v, o, opt), score_mod, mask_mod);
+}
+}  // namespace attn
+
+namespace attn::detail {
+/// Splits for `blocks` independent (b, h, m-tile) items over `keys` keys: enough blocks to fill a
+/// large GPU (~256), each split keeping at least 4 tiles of 64 keys.
+inline int choose_splits(long long blocks, int keys) {
+  int s = 1;
+  while (s < 64 && blocks * s * 2 <= 256 && keys / (s * 2) >= 256) s *= 2;
+  return s;
+}
+}  // namespace attn::detail
+
+/// Scratch bytes of attention_decode for q (B, SQ, H, D), V head dim dv and `num_splits` splits
+/// (pass the same num_splits as in decode_args; 0 is resolved from max_seqlen_k).
+inline std::size_t attention_decode_workspace_size(const attn::tensor& q, int dv, int num_splits, int max_seqlen_k = 0) {
+  if (num_splits <= 0)
+    num_splits = attn::detail::choose_splits(static_cast<long long>(q.batch) * q.heads, max_seqlen_k);
+  if (num_splits <= 1) return 0;
+  const long long rows = static_cast<long long>(num_splits) * q.batch * q.heads * q.seqlen;
+  return static_cast<std::size_t>(rows * (dv + 1) * 4 + 256);
+}
+
+/// Decoding: 1..16 query tokens per sequence against a KV cache holding decode.cache_seqlens[b]
+/// rows (plus the decode.k_new / v_new rows, appended first). k_cache / v_cache: dense
+/// (B, S_max, HK, D) or, with decode.paged.block_table, page pools described as tensors of
+/// batch = num_pages, seqlen = page_size (batch_stride = the page stride). Split-KV with a combine
+/// step when num_splits > 1 (scratch from `ws`, sized by attention_decode_workspace_size).
+template <class Target = attn::default_target>
+void attention_decode(stream& s, const attn::tensor& q, const attn::tensor& k_cache,
+                      const attn::tensor& v_cache, const attn::tensor& o, const attn::decode_args& dec,
+                      const attn::options& opt, workspace ws) {
+  namespace A = strata::attn;
+  const std::string op = "strata::attention_decode";
+  const bool paged = dec.paged.block_table != nullptr;
+  A::detail::validate(op, q, k_cache, v_cache, o, opt, paged);
+  if (q.seqlen < 1 || q.seqlen > 16) throw invalid_argument(op, "q", "must have 1 to 16 query tokens, has " + A::detail::num(q.seqlen));
+  if (!dec.cache_seqlens) throw invalid_argument(op, "decode.cache_seqlens", "is null");
+  if (opt.dropout_p > 0.f) throw invalid_argument(op, "options.dropout_p", "dropout is not supported by decode (inference only)");
+  if (opt.cu_seqlens_q || opt.seqused_k) throw invalid_argument(op, "options.cu_seqlens_q", "is not used by decode (lengths come from cache_seqlens)");
+  if (paged) {
+    if (dec.paged.page_size <= 0 || dec.paged.page_size % 16 != 0)
+      throw invalid_argument(op, "decode.paged.page_size", "must be a positive multiple of 16, is " + A::detail::num(dec.paged.page_size));
+    if (k_cache.seqlen != dec.paged.page_size || v_cache.seqlen != dec.paged.page_size)
+      throw invalid_argument(op, "k_cache", "seqlen must equal the page size when the cache is paged");
+    if (dec.paged.block_table_stride <= 0) throw invalid_argument(op, "decode.paged.block_table_stride", "must be positive");
+  }
+  const int max_keys = paged ? dec.paged.block_table_stride * dec.paged.page_size : k_cache.seqlen;
+  const bool append = dec.k_new.data != nullptr;
+  int s_new = 0;
+  if (append) {
+    A::detail::check_tensor(op, "decode.k_new", dec.k_new);
+    A::detail::check_tensor(op, "decode.v_new", dec.v_new);
+    if (dec.k_new.type != q.type || dec.v_new.type != q.type) throw invalid_argument(op, "decode.k_new", "must have q's dtype");
+    if (dec.k_new.heads != k_cache.heads || dec.k_new.dim != k_cache.dim || dec.v_new.dim != v_cache.dim ||
+        dec.v_new.heads != v_cache.heads || dec.k_new.batch != q.batch || dec.v_new.seqlen != dec.k_new.seqlen)
+      throw invalid_argument(op, "decode.k_new", "must be (batch, s_new, heads_k, dim) matching the cache");
+    s_new = dec.k_new.seqlen;
+  }
+  int splits = dec.num_splits > 0 ? dec.num_splits : A::detail::choose_splits(static_cast<long long>(q.batch) * q.heads, max_keys);
+  if (splits > 256) throw invalid_argument(op, "decode.num_splits", "must be at most 256");
+  if (splits > 1 && ws.bytes < attention_decode_workspace_size(q, v_cache.dim, splits))
+    throw invalid_argument(op, "workspace", "has " + A::detail::num(static_cast<long long>(ws.bytes)) + " bytes, needs " +
+                                                A::detail::num(static_cast<long long>(attention_decode_workspace_size(q, v_cache.dim, splits))));
+
+  A::detail::forward_params fp = A::detail::base_params(q, k_cache, v_cache, o, opt);
+  fp.used_k = dec.cache_seqlens;
+  fp.k_extra = s_new;
+  fp.seqlen_k = max_keys;
+  if (paged) fp.block_table = dec.paged.block_table, fp.bt_stride = dec.paged.block_table_stride, fp.page_size = dec.paged.page_size;
+  fp.num_splits = splits;
+  const long long rows = static_cast<long long>(splits) * q.batch * q.heads * q.seqlen;
+  if (splits > 1) {
+    fp.part_lse = static_cast<float*>(ws.data);
+    fp.part_o = fp.part_lse + (rows + 63) / 64 * 64;
+  }
+  A::detail::with_dtype(q.type, [&](auto e) {
+    using Elem = std::remove_cvref_t<decltype(e)>;
+    if (append) {
+      A::detail::append_params ap{};
+      ap.k_new = dec.k_new.data, ap.v_new = dec.v_new.data, ap.k_cache = k_cache.data, ap.v_cache = v_cache.data;
+      ap.kn_bs = dec.k_new.batch_stride, ap.kn_rs = dec.k_new.row_stride, ap.kn_hs = dec.k_new.head_stride;
+      ap.vn_bs = dec.v_new.batch_stride, ap.vn_rs = dec.v_new.row_stride, ap.vn_hs = dec.v_new.head_stride;
+      ap.k_bs = k_cache.batch_stride, ap.k_rs = k_cache.row_stride, ap.k_hs = k_cache.head_stride;
+      ap.v_bs = v_cache.batch_stride, ap.v_rs = v_cache.row_stride, ap.v_hs = v_cache.head_stride;
+      ap.cache_seqlens = dec.cache_seqlens, ap.block_table = fp.block_table, ap.bt_stride = fp.bt_stride, ap.page_size = fp.page_size;
+      ap.batch = q.batch, ap.s_new = s_new, ap.heads_k = k_cache.heads, ap.d = k_cache.dim, ap.dv = v_cache.dim;
+      const long long n = static_cast<long long>(q.batch) * s_new * k_cache.heads;
+      if (n > 0) launch(s, {.grid = static_cast<int>(n), .block = Target::warp_size}, A::append_kernel<Elem, Target>{}, ap);
+    }
+    A::detail::with_dims(q.dim, v_cache.dim, [&](auto d, auto dv) {
+      A::detail::launch_forward<Elem, decltype(d)::value, decltype(dv)::value, Target>(s, op, fp, A::no_score_mod{},
+                                                                                        A::no_mask_mod{});
+    });
+    if (splits > 1) {
+      A::detail::combine_params cp{};
+      cp.part_o = fp.part_o, cp.part_lse = fp.part_lse, cp.o = o.data, cp.lse = opt.lse;
+      cp.o_bs = o.batch_stride, cp.o_rs = o.row_stride, cp.o_hs = o.head_stride, cp.lse_bs = fp.lse_bs, cp.lse_hs = fp.lse_hs;
+      cp.batch = q.batch, cp.heads = q.heads, cp.seqlen_q = q.seqlen, cp.dv = v_cache.dim, cp.num_splits = splits;
+      cp.used_q = opt.seqused_q;
+      const long long n = static_cast<long long>(q.batch) * q.heads * q.seqlen;
+      if (n > 0) launch(s, {.grid = static_cast<int>(n), .block = Target::warp_size}, A::combine_kernel<Elem, Target>{}, cp);
+    }
+  });
+}
+
+}  // namespace strata
+
+// ---- backward -------------------------------------------------------------------------------------
+
+namespace strata::attn::detail {
+
+/// Key tile of the backward of (target, head dims), resolved at run time from the dispatch table.
+template <class Target>
+int backward_tile(dtype t, int d, int dv) {
+  int bn = 0;
+  with_dtype(t, [&](auto e) {
+    with_dims(d, dv, [&](auto dd, auto vv) {
+      (void)e;
+      bn = backward_block_n<Target, decltype(dd)::value, decltype(vv)::value>();
+    });
+  });
+  return bn;
+}
+
+struct backward_layout {
+  int k_tiles = 0;
+  std::size_t dq_bytes = 0, sink_bytes = 0;
+  std::size_t total() const { return dq_bytes + sink_bytes + (dq_bytes + sink_bytes ? 512 : 0); }
+};
+
+template <class Target>
+backward_layout backward_workspace(const tensor& q, const tensor& k, const tensor& v, const options& opt) {
+  backward_layout l;
+  const int bn = supported_dims(q.dim, v.dim) ? backward_tile<Target>(q.type, q.dim, v.dim) : 0;
+  if (bn <= 0) return l;
+  l.k_tiles = (k.seqlen + bn - 1) / bn;
+  const long long rows = static_cast<long long>(q.batch) * q.heads * q.seqlen;
+  l.dq_bytes = static_cast<std::size_t>(l.k_tiles) * static_cast<std::size_t>(rows) * q.dim * 4;
+  l.dq_bytes = (l.dq_bytes + 255) / 256 * 256;
+  if (opt.dsinks) l.sink_bytes = static_cast<std::size_t>(rows) * 4;
+  return l;
+}
+
+}  // namespace strata::attn::detail
+
+namespace strata {
+
+/// Scratch bytes of attention_backward (dQ partials of every key tile, fp32, and the sink terms).
+template <class Target = attn::default_target>
+std::size_t attention_backward_workspace_size(const attn::tensor& q, const attn::tensor& k, const attn::tensor& v,
+                                              const attn::options& opt = {}) {
+  return attn::detail::backward_workspace<Target>(q, k, v, opt).total();
+}
+
+namespace attn::detail {
+
+/// Validation and parameters of the backward (both entries).
+template <class Target>
+backward_params prepare_backward(const std::string& op, const tensor& q, const tensor& k, const tensor& v, const tensor& o,
+                                 const tensor& dout, const tensor& dq, const tensor& dk, const tensor& dv,
+                                 const options& opt, workspace ws) {
+  validate(op, q, k, v, o, opt, false);
+  check_tensor(op, "dout", dout);
+  check_tensor(op, "dq", dq);
+  check_tensor(op, "dk", dk);
+  check_tensor(op, "dv", dv);
+  auto same = [&](const char* name, const tensor& g, const tensor& x, const char* xname) {
+    if (g.type != x.type || g.batch != x.batch || g.seqlen != x.seqlen || g.heads != x.heads || g.dim != x.dim)
+      throw invalid_argument(op, name, std::string("must have the dtype and extents of ") + xname);
+  };
+  same("dout", dout, o, "o");
+  same("dq", dq, q, "q");
+  same("dk", dk, k, "k");
+  same("dv", dv, v, "v");
+  if (!opt.lse) throw invalid_argument(op, "options.lse", "must hold the forward's log-sum-exp (it is an input here)");
+  if (opt.dsinks && !opt.sinks) throw invalid_argument(op, "options.dsinks", "needs options.sinks");
+  const backward_layout lay = backward_workspace<Target>(q, k, v, opt);
+  if (lay.k_tiles == 0 && k.seqlen > 0)
+    throw unsupported(op + ": head dim " + num(q.dim) + " (V " + num(v.dim) + ") has no backward tile on target " +
+                      std::string(Target::name));
+  if (ws.bytes < lay.total() || (lay.total() > 0 && !ws.data))
+    throw invalid_argument(op, "workspace", "has " + num(static_cast<long long>(ws.bytes)) + " bytes, needs " +
+                                                num(static_cast<long long>(lay.total())) + " (attention_backward_workspace_size)");
+  backward_params bp{};
+  bp.f = base_params(q, k, v, o, opt);
+  bp.dout = dout.data, bp.dq = dq.data, bp.dk = dk.data, bp.dv = dv.data;
+  const bool vl = opt.cu_seqlens_q != nullptr;
+  bp.do_bs = vl ? 0 : dout.batch_stride, bp.do_rs = dout.row_stride, bp.do_hs = dout.head_stride;
+  bp.dq_bs = vl ? 0 : dq.batch_stride, bp.dq_rs = dq.row_stride, bp.dq_hs = dq.head_stride;
+  bp.dk_bs = vl ? 0 : dk.batch_stride, bp.dk_rs = dk.row_stride, bp.dk_hs = dk.head_stride;
+  bp.dv_bs = vl ? 0 : dv.batch_stride, bp.dv_rs = dv.row_stride, bp.dv_hs = dv.head_stride;
+  unsigned char* base = static_cast<unsigned char*>(ws.data);
+  bp.dq_part = reinterpret_cast<float*>(base);
+  bp.sink_part = opt.dsinks ? reinterpret_cast<float*>(base + lay.dq_bytes) : nullptr;
+  bp.dsinks = opt.dsinks;
+  bp.k_tiles = lay.k_tiles;
+  return bp;
+}
+
+template <class Elem, int D, int Dv, class Target>
+void launch_backward(stream& s, const std::string& op, const backward_params& bp) {
+  if constexpr (backward_block_n<Target, D, Dv>() == 0) {
+    (void)s, (void)bp;
+    throw unsupported(op + ": head dim " + num(D) + " has no backward tile on target " + std::string(Target::name));
+  } else {
+    const forward_params& p = bp.f;
+    const long long kv_blocks = static_cast<long long>(p.batch) * p.heads_k * bp.k_tiles;
+    const long long rows = static_cast<long long>(p.batch) * p.heads * p.seqlen_q;
+    if (kv_blocks > 0x7fffffffLL || rows > 0x7fffffffLL) throw invalid_argument(op, "q", "is too large for one grid");
+    using KV = backward_dkdv_kernel<Elem, D, Dv, Target>;
+    if (kv_blocks > 0) launch(s, {.grid = static_cast<int>(kv_blocks), .block = KV::threads}, KV{}, bp);
+    if (rows > 0) launch(s, {.grid = static_cast<int>(rows), .block = Target::warp_size}, backward_dq_kernel<Elem, D, Dv, Target>{}, bp);
+    if (bp.dsinks) launch(s, {.grid = p.heads, .block = Target::warp_size}, backward_dsink_kernel<Target>{}, bp);
+  }
+}
+
+}  // namespace attn::detail
+
+/// Attention backward (FlashAttention-2 algorithm, deterministic): given the forward's inputs, its
+/// output o and log-sum-exp (options.lse, as the forward wrote it), and dout = dL/do, writes
+/// dq, dk, dv (same layouts and dtype as q, k, v; dk / dv summed over each GQA group) and, with
+/// options.dsinks, dL/dsinks. Same options as the forward (masks, ALiBi, soft-cap, sinks, varlen,
+/// padding, dropout with the forward's seed and offset). Scratch from `ws`, sized by
+/// attention_backward_workspace_size. No score_mod / mask_mod (not differentiated).
+template <class Target = attn::default_target>
+void attention_backward(stream& s, const attn::tensor& q, const attn::tensor& k, const attn::tensor& v,
+                        const attn::tensor& o, const attn::tensor& dout, const attn::tensor& dq, const attn::tensor& dk,
+                        const attn::tensor& dv, const attn::options& opt, workspace ws) {
+  namespace A = strata::attn;
+  const std::string op = "strata::attention_backward";
+  const A::detail::backward_params bp = A::detail::prepare_backward<Target>(op, q, k, v, o, dout, dq, dk, dv, opt, ws);
+  A::detail::with_dtype(q.type, [&](auto e) {
+    using Elem = std::remove_cvref_t<decltype(e)>;
+    A::detail::with_dims(q.dim, v.dim, [&](auto d, auto dvv) {
+      A::detail::launch_backward<Elem, decltype(d)::value, decltype(dvv)::value, Target>(s, op, bp);
+    });
+  });
+}
+
+namespace attn {
+/// The backward for one compile-time (element type, head dims): instantiates one set of kernels.
+template <class Elem, int D, int Dv, class Target = default_target>
+void run_backward(stream& s, const tensor& q, const tensor& k, const tensor& v, const tensor& o, const tensor& dout,
+                  const tensor& dq, const tensor& dk, const tensor& dv, const options& opt, workspace ws) {
+  const std::string op = "strata::attention_backward";
+  const detail::backward_params bp = detail::prepare_backward<Target>(op, q, k, v, o, dout, dq, dk, dv, opt, ws);
+  const dtype want = std::is_same_v<Elem, float> ? dtype::fp32 : std::is_same_v<Elem, bf16> ? dtype::bf16 : dtype::fp16;
+  if (q.type != want) throw invalid_argument(op, "q", std::string("has dtype ") + to_string(q.type) + " but this entry is " + to_string(want));
+  if (q.dim != D || v.dim != Dv) throw invalid_argument(op, "q", "head dims do not match this entry's " + detail::num(D) + "/" + detail::num(Dv));
+  detail::launch_backward<Elem, D, Dv, Target>(s, op, bp);
+}
+}  // namespace attn
+
+}  // namespace strata

@@ -1,0 +1,144 @@
+// Attention backward on the emulator: dQ, dK, dV (and dsinks) against the double-precision reference
+// gradient (reference::backward), against central finite differences of the forward on tiny sizes,
+// bitwise identical across the emulator's worker counts and schedules (deterministic: no atomics),
+// and the entry's validation. Tolerances: grad_support.hpp.
+#include "../unit/support.hpp"
+#include "grad_support.hpp"
+
+using namespace attn_test;
+using host = strata::arch::host;
+using sm80 = strata::arch::sm80;
+
+namespace {
+A::options causal(A::alignment a) {
+  A::options o;
+  o.causal = true;
+  o.align = a;
+  return o;
+}
+}  // namespace
+
+TEST_CASE("attention backward: fp32, MHA / GQA / MQA, odd lengths, BHSD", "[attention][backward]") {
+  check_grad<float, 32, 32, host>({.batch = 2, .heads = 4, .heads_k = 2, .sq = 19, .sk = 37});
+  check_grad<float, 64, 64, host>({.batch = 1, .heads = 3, .heads_k = 1, .sq = 1, .sk = 40, .bhsd = true});
+  check_grad<float, 64, 64, host>({.batch = 1, .heads = 2, .heads_k = 2, .sq = 33, .sk = 1});
+  check_grad<float, 192, 128, host>({.batch = 1, .heads = 2, .heads_k = 1, .sq = 9, .sk = 21});
+}
+
+TEST_CASE("attention backward: masks, ALiBi, soft-cap, sinks", "[attention][backward]") {
+  check_grad<float, 32, 32, host>({.heads = 2, .heads_k = 1, .sq = 30, .sk = 21, .opt = causal(A::alignment::top_left)});
+  check_grad<float, 32, 32, host>({.heads = 2, .heads_k = 1, .sq = 30, .sk = 21, .opt = causal(A::alignment::bottom_right)});
+  check_grad<float, 32, 32, host>({.heads = 2, .heads_k = 1, .sq = 17, .sk = 45, .opt = causal(A::alignment::bottom_right)});
+  A::options w;
+  w.window_left = 5, w.window_right = 2;
+  check_grad<float, 64, 64, host>({.batch = 2, .heads = 2, .heads_k = 1, .sq = 26, .sk = 31, .opt = w});
+  A::options sc;
+  sc.softcap = 1.5f, sc.scale = 1.3f;
+  check_grad<float, 32, 32, host>({.heads = 2, .heads_k = 2, .sq = 20, .sk = 24, .opt = sc});
+  check_grad<float, 32, 32, host>({.heads = 3, .heads_k = 1, .sq = 21, .sk = 18, .opt = causal(A::alignment::bottom_right),
+                                   .alibi = {0.5f, 0.25f, 0.125f}});
+  check_grad<float, 32, 32, host>({.heads = 2, .heads_k = 1, .sq = 15, .sk = 22, .sinks = {0.5f, -1.0f}});
+  A::options all = causal(A::alignment::bottom_right);
+  all.window_left = 7, all.softcap = 4.0f;
+  check_grad<float, 64, 64, host>({.batch = 2, .heads = 4, .heads_k = 2, .sq = 23, .sk = 29, .bhsd = true, .opt = all,
+                                   .alibi = {0.3f, 0.2f, 0.1f, 0.05f}, .sinks = {1.f, 0.f, -1.f, 2.f}});
+}
+
+TEST_CASE("attention backward: variable lengths, padded batches, fully masked rows", "[attention][backward]") {
+  check_grad<float, 32, 32, host>({.batch = 3, .heads = 2, .heads_k = 1, .sq = 22, .sk = 27, .varlen = true,
+                                   .opt = causal(A::alignment::bottom_right)});
+  check_grad<float, 32, 32, host>({.batch = 3, .heads = 2, .heads_k = 1, .sq = 20, .sk = 26, .padded = true});
+  // Bottom-right causal with sq > sk: the first rows see no key; their gradients are 0.
+  check_grad<float, 32, 32, host>({.heads = 2, .heads_k = 2, .sq = 12, .sk = 4, .opt = causal(A::alignment::bottom_right)});
+}
+
+TEST_CASE("attention backward: fp16 and bf16, and the sm80 forward", "[attention][backward]") {
+  check_grad<f16, 64, 64, host>({.batch = 2, .heads = 4, .heads_k = 2, .sq = 21, .sk = 30, .opt = causal(A::alignment::top_left)});
+  check_grad<bf16, 128, 128, host>({.batch = 1, .heads = 2, .heads_k = 1, .sq = 17, .sk = 25});
+  check_grad<f16, 64, 64, sm80>({.batch = 1, .heads = 2, .heads_k = 1, .sq = 40, .sk = 35, .opt = causal(A::alignment::bottom_right)});
+}
+
+TEST_CASE("attention backward: bitwise identical across emulator schedules", "[attention][backward]") {
+  A::options all = causal(A::alignment::bottom_right);
+  all.window_left = 9, all.softcap = 3.0f;
+  const spec c{.batch = 2, .heads = 4, .heads_k = 1, .sq = 37, .sk = 50, .opt = all, .sinks = {0.1f, 0.2f, 0.3f, 0.4f}};
+  const auto in = make_inputs<f16, 64, 64>(c);
+  std::vector<grad_run<f16>> runs;
+  for (const auto& eo : strata_test::schedules()) runs.push_back(run_grad<f16, 64, 64, host>(c, in, eo));
+  for (std::size_t i = 1; i < runs.size(); ++i) {
+    CHECK(std::memcmp(runs[i].dq.data(), runs[0].dq.data(), runs[0].dq.size() * sizeof(f16)) == 0);
+    CHECK(std::memcmp(runs[i].dk.data(), runs[0].dk.data(), runs[0].dk.size() * sizeof(f16)) == 0);
+    CHECK(std::memcmp(runs[i].dv.data(), runs[0].dv.data(), runs[0].dv.size() * sizeof(f16)) == 0);
+    CHECK(std::memcmp(runs[i].dsinks.data(), runs[0].dsinks.data(), runs[0].dsinks.size() * 4) == 0);
+  }
+}
+
+namespace {
+// L = sum(dout o O) of the kernel's fp32 forward.
+double loss(const spec& c, const grad_inputs<float>& in) {
+  const auto r = run_grad<float, 32, 32, host>(c, in, strata::emulator::options::from_environment(), false);
+  double l = 0;
+  for (std::size_t i = 0; i < r.o.size(); ++i) l += static_cast<double>(r.o[i]) * in.dout.exact[i];
+  return l;
+}
+}  // namespace
+
+TEST_CASE("attention backward: central finite differences of the forward", "[attention][backward]") {
+  // Tiny fp32 problem with every differentiable feature: causal bottom-right, ALiBi, soft-cap, sinks,
+  // GQA. eps = 1e-2 on inputs in [-1, 1]: truncation ~eps^2, fp32 rounding ~1e-7 / eps.
+  A::options o = causal(A::alignment::bottom_right);
+  o.softcap = 2.0f;
+  spec c{.batch = 1, .heads = 2, .heads_k = 1, .sq = 5, .sk = 7, .opt = o, .alibi = {0.3f, 0.1f}, .sinks = {0.2f, -0.4f}};
+  auto in = make_inputs<float, 32, 32>(c);
+  const auto g = run_grad<float, 32, 32, host>(c, in, strata::emulator::options::from_environment());
+  const double eps = 1e-2;
+  std::mt19937_64 pick(7);
+  int checked = 0;
+  auto probe = [&](host_tensor<float>& t, const std::vector<float>& grad, const char* name) {
+    for (int n = 0; n < 6; ++n) {
+      const std::size_t at = pick() % t.data.size();
+      const float keep = t.data[at];
+      t.data[at] = keep + static_cast<float>(eps), t.exact[at] = t.data[at];
+      const double lp = loss(c, in);
+      t.data[at] = keep - static_cast<float>(eps), t.exact[at] = t.data[at];
+      const double lm = loss(c, in);
+      t.data[at] = keep, t.exact[at] = keep;
+      const double fd = (lp - lm) / (2 * eps);
+      INFO(name << "[" << at << "]: backward " << grad[at] << ", finite difference " << fd);
+      CHECK(std::fabs(grad[at] - fd) <= 2e-3 + 2e-3 * std::fabs(fd));
+      ++checked;
+    }
+  };
+  probe(in.q, g.dq, "dq");
+  probe(in.k, g.dk, "dk");
+  probe(in.v, g.dv, "dv");
+  for (int h = 0; h < 2; ++h) {
+    const float keep = c.sinks[h];
+    c.sinks[h] = keep + static_cast<float>(eps);
+    const double lp = loss(c, in);
+    c.sinks[h] = keep - static_cast<float>(eps);
+    const double lm = loss(c, in);
+    c.sinks[h] = keep;
+    const double fd = (lp - lm) / (2 * eps);
+    INFO("dsinks[" << h << "]: backward " << g.dsinks[h] << ", finite difference " << fd);
+    CHECK(std::fabs(g.dsinks[h] - fd) <= 2e-3 + 2e-3 * std::fabs(fd));
+  }
+  CHECK(checked == 18);
+}
+
+TEST_CASE("attention backward: validation names the argument", "[attention][backward]") {
+  strata::stream s;
+  strata::device_buffer<float> buf(4096);
+  const auto t = A::dtype::fp32;
+  A::tensor q = A::bshd(buf.data(), t, 1, 4, 2, 32), k = A::bshd(buf.data(), t, 1, 4, 1, 32);
+  A::options opt;
+  auto call = [&](const A::tensor& dq, const A::options& o, strata::workspace ws) {
+    A::run_backward<float, 32, 32, host>(s, q, k, k, q, q, dq, k, k, o, ws);
+  };
+  CHECK_THROWS_WITH(call(q, opt, {}), Catch::Contains("strata::attention_backward") && Catch::Contains("options.lse"));
+  opt.lse = buf.data();
+  CHECK_THROWS_WITH(call(A::bshd(buf.data(), t, 1, 4, 2, 64), opt, {}), Catch::Contains("dq"));
+  CHECK_THROWS_WITH(call(q, opt, {}), Catch::Contains("workspace"));
+  opt.dsinks = buf.data();
+  CHECK_THROWS_WITH(call(q, opt, {buf.data(), 4096 * 4}), Catch::Contains("options.dsinks"));
+}

@@ -1,0 +1,155 @@
+// Decoding on the emulator: 1..16 query tokens against a KV cache, split-KV with its combine step,
+// new K/V appended first, dense and paged caches (page size 16 and 32, shuffled pages). Checked against
+// the reference (tolerances as in support.hpp), and paged == dense bit for bit.
+#include <algorithm>
+
+#include "support.hpp"
+
+using namespace attn_test;
+using host = strata::arch::host;
+
+namespace {
+
+template <class E, int D>
+struct decode_case {
+  int B = 2, H = 4, HK = 2, SQ = 3, S = 100, s_new = 2, page = 16;
+  std::vector<int> lens{37, 60};
+
+  // Runs decode with `splits`, dense (page 0) or paged; returns O (B, SQ, H, D) and LSE.
+  std::pair<std::vector<E>, std::vector<float>> run(int splits, bool paged, const host_tensor<E>& q,
+                                                    const host_tensor<E>& kc, const host_tensor<E>& vc,
+                                                    const host_tensor<E>& kn, const host_tensor<E>& vn, bool causal) {
+    strata::stream s;
+    const A::dtype t = dtype_of<E>();
+    const int pages_per_seq = (S + page - 1) / page, num_pages = B * pages_per_seq;
+    // Paged pool: sequence b's logical page p lives at physical page perm[b * pages_per_seq + p].
+    std::vector<int> perm(num_pages);
+    for (int i = 0; i < num_pages; ++i) perm[i] = i;
+    std::shuffle(perm.begin(), perm.end(), std::mt19937_64(11));
+    std::vector<E> kpool(static_cast<std::size_t>(num_pages) * page * HK * D), vpool(kpool.size());
+    std::vector<E> kdense = kc.data, vdense = vc.data;
+    if (paged)
+      for (int b = 0; b < B; ++b)
+        for (int j = 0; j < S; ++j) {
+          const int pg = perm[b * pages_per_seq + j / page];
+          for (int h = 0; h < HK; ++h)
+            for (int d = 0; d < D; ++d) {
+              const std::size_t src = ((static_cast<std::size_t>(b) * S + j) * HK + h) * D + d;
+              const std::size_t dst = ((static_cast<std::size_t>(pg) * page + j % page) * HK + h) * D + d;
+              kpool[dst] = kc.data[src];
+              vpool[dst] = vc.data[src];
+            }
+        }
+    auto dk = upload(s, paged ? kpool : kdense), dv = upload(s, paged ? vpool : vdense);
+    auto dq = upload(s, q.data), dkn = upload(s, kn.data), dvn = upload(s, vn.data);
+    auto dlens = upload(s, lens), dtable = upload(s, perm);
+    std::vector<E> o(static_cast<std::size_t>(B) * SQ * H * D);
+    std::memset(static_cast<void*>(o.data()), 0xFF, o.size() * sizeof(E));
+    auto dout = upload(s, o);
+    std::vector<float> lse(static_cast<std::size_t>(B) * H * SQ, 0.f);
+    auto dlse = upload(s, lse);
+    A::tensor tq = A::bshd(dq.data(), t, B, SQ, H, D), to = A::bshd(dout.data(), t, B, SQ, H, D);
+    A::tensor tk = paged ? A::bshd(dk.data(), t, num_pages, page, HK, D) : A::bshd(dk.data(), t, B, S, HK, D);
+    A::tensor tv = paged ? A::bshd(dv.data(), t, num_pages, page, HK, D) : A::bshd(dv.data(), t, B, S, HK, D);
+    A::decode_args dec;
+    dec.cache_seqlens = dlens.data();
+    dec.k_new = A::bshd(dkn.data(), t, B, s_new, HK, D);
+    dec.v_new = A::bshd(dvn.data(), t, B, s_new, HK, D);
+    dec.num_splits = splits;
+    if (paged) dec.paged = {dtable.data(), pages_per_seq, page, num_pages};
+    A::options opt;
+    opt.causal = causal;
+    opt.lse = dlse.data();
+    strata::device_buffer<unsigned char> ws(std::max<std::size_t>(1, strata::attention_decode_workspace_size(tq, D, splits)));
+    strata::attention_decode<host>(s, tq, tk, tv, to, dec, opt, {ws.data(), ws.size()});
+    strata::copy_to_host(s, o.data(), dout.data(), o.size());
+    strata::copy_to_host(s, lse.data(), dlse.data(), lse.size());
+    s.synchronize();
+    return {o, lse};
+  }
+
+  void test(bool causal) {
+    std::mt19937_64 g(7);
+    auto q = random_tensor<E>(static_cast<std::size_t>(B) * SQ * H * D, g);
+    auto kc = random_tensor<E>(static_cast<std::size_t>(B) * S * HK * D, g);
+    auto vc = random_tensor<E>(kc.data.size(), g);
+    auto kn = random_tensor<E>(static_cast<std::size_t>(B) * s_new * HK * D, g);
+    auto vn = random_tensor<E>(kn.data.size(), g);
+    const auto one = run(1, false, q, kc, vc, kn, vn, causal);
+    const auto split = run(4, false, q, kc, vc, kn, vn, causal);
+    const auto paged = run(4, true, q, kc, vc, kn, vn, causal);
+    CHECK(std::memcmp(split.first.data(), paged.first.data(), split.first.size() * sizeof(E)) == 0);
+    CHECK(split.second == paged.second);
+    A::reference::problem rp;
+    rp.heads = H, rp.heads_k = HK, rp.d = D, rp.dv = D, rp.causal = causal;
+    rp.scale = static_cast<float>(1.0 / std::sqrt(static_cast<float>(D)));
+    int bad = 0;
+    for (int b = 0; b < B; ++b) {
+      A::reference::sequence rs;
+      rs.sq = SQ, rs.sk = lens[b] + s_new;
+      for (int i = 0; i < SQ; ++i)
+        for (int h = 0; h < H; ++h)
+          for (int d = 0; d < D; ++d) rs.q.push_back(q.exact[((static_cast<std::size_t>(b) * SQ + i) * H + h) * D + d]);
+      for (auto* src : {&kc, &vc}) {
+        auto& dst = src == &kc ? rs.k : rs.v;
+        const auto& nw = src == &kc ? kn : vn;
+        for (int j = 0; j < rs.sk; ++j)
+          for (int h = 0; h < HK; ++h)
+            for (int d = 0; d < D; ++d)
+              dst.push_back(j < lens[b] ? src->exact[((static_cast<std::size_t>(b) * S + j) * HK + h) * D + d]
+                                        : nw.exact[((static_cast<std::size_t>(b) * s_new + j - lens[b]) * HK + h) * D + d]);
+      }
+      const auto ref = A::reference::forward(rp, rs, b);
+      for (const auto* res : {&one, &split})
+        for (int i = 0; i < SQ; ++i)
+          for (int h = 0; h < H; ++h) {
+            const double rl = ref.lse[static_cast<std::size_t>(h) * SQ + i];
+            const float got = res->second[(static_cast<std::size_t>(b) * H + h) * SQ + i];
+            if (std::isinf(rl) ? !(std::isinf(got) && got < 0) : !(std::fabs(got - rl) <= 1e-3)) ++bad;  // masked: -inf
+            for (int d = 0; d < D; ++d) {
+              const double x = static_cast<float>(res->first[((static_cast<std::size_t>(b) * SQ + i) * H + h) * D + d]);
+              if (!(std::fabs(x - ref.o[(static_cast<std::size_t>(i) * H + h) * D + d]) <= tolerance<E>())) ++bad;
+            }
+          }
+    }
+    CHECK(bad == 0);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("attention decode: split-KV, append, paged == dense", "[attention]") {
+  decode_case<f16, 64>{}.test(true);
+  decode_case<float, 32>{.SQ = 1, .page = 32}.test(false);
+  decode_case<bf16, 128>{.B = 2, .H = 2, .HK = 1, .SQ = 16, .S = 80, .s_new = 1, .page = 16, .lens = {0, 79}}.test(true);
+}
+
+TEST_CASE("attention validation names the argument", "[attention]") {
+  strata::stream s;
+  strata::device_buffer<f16> buf(4096);
+  auto T = [&](int b, int sl, int h, int d, A::dtype t = A::dtype::fp16) { return A::bshd(buf.data(), t, b, sl, h, d); };
+  auto msg = [&](auto f) {
+    try {
+      f();
+    } catch (const strata::error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK_THAT(msg([&] { strata::attention<host>(s, T(1, 4, 3, 32), T(1, 4, 2, 32), T(1, 4, 2, 32), T(1, 4, 3, 32)); }),
+             Catch::Contains("strata::attention") && Catch::Contains("heads_k"));
+  CHECK_THAT(msg([&] { strata::attention<host>(s, T(1, 4, 2, 48), T(1, 4, 2, 48), T(1, 4, 2, 48), T(1, 4, 2, 48)); }),
+             Catch::Contains("head dim 48"));
+  CHECK_THAT(msg([&] {
+               strata::attention<host>(s, T(1, 4, 2, 32), T(1, 4, 2, 32, A::dtype::bf16), T(1, 4, 2, 32), T(1, 4, 2, 32));
+             }),
+             Catch::Contains("argument 'k'") && Catch::Contains("dtype bf16"));
+  CHECK_THAT(msg([&] {
+               strata::attention<host>(s, T(1, 2, 2, 512, A::dtype::fp32), T(1, 2, 2, 512, A::dtype::fp32),
+                                       T(1, 2, 2, 512, A::dtype::fp32), T(1, 2, 2, 512, A::dtype::fp32));
+             }),
+             Catch::Contains("does not fit"));
+  A::decode_args dec;
+  CHECK_THAT(msg([&] { strata::attention_decode<host>(s, T(1, 1, 2, 32), T(1, 8, 2, 32), T(1, 8, 2, 32), T(1, 1, 2, 32), dec, {}, {}); }),
+             Catch::Contains("decode.cache_seqlens"));
+}

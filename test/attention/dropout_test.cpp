@@ -1,0 +1,66 @@
+// Attention dropout: the Philox 4x32-10 generator against its published known-answer vectors, the
+// mask as a pure function of (seed, offset, batch, head, row, col), and the forward and backward with
+// dropout against the reference using the same mask.
+#include "grad_support.hpp"
+
+using namespace attn_test;
+using host = strata::arch::host;
+using sm80 = strata::arch::sm80;
+
+TEST_CASE("philox4x32-10 known-answer vectors", "[attention][dropout]") {
+  // Random123 1.x, file examples/kat_vectors (also tests/kat_vectors), lines
+  //   philox4x32 10 <ctr0..3> <key0..1>   <out0..3>
+  // the all-zeros, all-ones and pi-digits cases.
+  struct kat {
+    std::uint32_t ctr[4], key[2], out[4];
+  };
+  const kat kats[] = {
+      {{0, 0, 0, 0}, {0, 0}, {0x6627e8d5u, 0xe169c58du, 0xbc57ac4cu, 0x9b00dbd8u}},
+      {{0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu},
+       {0xffffffffu, 0xffffffffu},
+       {0x408f276du, 0x41c83b0eu, 0xa20bc7c6u, 0x6d5451fdu}},
+      {{0x243f6a88u, 0x85a308d3u, 0x13198a2eu, 0x03707344u},
+       {0xa4093822u, 0x299f31d0u},
+       {0xd16cfe09u, 0x94fdccebu, 0x5001e420u, 0x24126ea1u}},
+  };
+  for (const kat& k : kats) {
+    const A::philox_u32x4 r = A::philox4x32_10({{k.ctr[0], k.ctr[1], k.ctr[2], k.ctr[3]}}, k.key[0], k.key[1]);
+    for (int i = 0; i < 4; ++i) CHECK(r.v[i] == k.out[i]);
+  }
+}
+
+TEST_CASE("dropout mask: a pure function of its inputs, rate close to p", "[attention][dropout]") {
+  const std::uint32_t th = A::dropout_threshold(0.25f);
+  CHECK(th == 0x40000000u);
+  CHECK(A::dropout_threshold(0.f) == 0u);
+  int kept = 0, n = 0, differ = 0;
+  for (int i = 0; i < 64; ++i)
+    for (int j = 0; j < 64; ++j) {
+      const bool a = A::dropout_keep(42, 7, th, 1, 4, 2, i, j);
+      CHECK(a == A::dropout_keep(42, 7, th, 1, 4, 2, i, j));
+      differ += a != A::dropout_keep(43, 7, th, 1, 4, 2, i, j);
+      kept += a, ++n;
+    }
+  CHECK(std::abs(static_cast<double>(kept) / n - 0.75) < 0.03);
+  CHECK(differ > n / 5);  // another seed gives another mask
+}
+
+TEST_CASE("attention forward with dropout against the reference", "[attention][dropout]") {
+  A::options d;
+  d.dropout_p = 0.2f, d.seed = 0x123456789abcdefull, d.offset = 77;
+  check<float, 64, 64, host>({.batch = 2, .heads = 2, .heads_k = 1, .sq = 29, .sk = 41, .opt = d});
+  A::options dc = d;
+  dc.causal = true, dc.dropout_p = 0.5f, dc.offset = (1ull << 32) + 3;
+  check<f16, 64, 64, host>({.batch = 1, .heads = 4, .heads_k = 2, .sq = 33, .sk = 20, .opt = dc});
+  check<bf16, 128, 128, sm80>({.batch = 1, .heads = 2, .heads_k = 1, .sq = 20, .sk = 70, .opt = d});
+  check<f16, 64, 64, strata::arch::gfx942>({.batch = 2, .heads = 2, .heads_k = 2, .sq = 25, .sk = 30, .varlen = true, .opt = d});
+}
+
+TEST_CASE("attention backward with dropout against the reference", "[attention][dropout][backward]") {
+  A::options d;
+  d.dropout_p = 0.3f, d.seed = 99, d.offset = 5;
+  check_grad<float, 32, 32, host>({.batch = 2, .heads = 2, .heads_k = 1, .sq = 19, .sk = 27, .opt = d});
+  d.causal = true, d.softcap = 3.f;
+  check_grad<float, 64, 64, host>({.batch = 1, .heads = 2, .heads_k = 2, .sq = 24, .sk = 24, .opt = d, .sinks = {0.3f, -0.2f}});
+  check_grad<f16, 64, 64, sm80>({.batch = 1, .heads = 2, .heads_k = 1, .sq = 18, .sk = 33, .opt = d});
+}

@@ -1,0 +1,71 @@
+// test/compile/attention_kernels.cu -- compiles every shipped attention forward configuration and the
+// decode helpers for one GPU target per compile (STRATA_COMPILE_TARGET = sm80, sm90a, sm100a, gfx90a
+// or gfx942), so the compile check reads their registers / spills and finds the tensor-core and
+// async-copy instructions. "Shipped" = attn::shipped<target, elem, D, Dv>() (config.hpp); what a GPU
+// build's host entry throws strata::unsupported for is listed in docs/attention.md with the spills
+// that keep it out. Registers per configuration: docs/attention.md, "Compile report".
+//
+// NVIDIA: mma.sync m16n8k16 fp16 / bf16 for head dims 32, 64, 96, 128 and 192/128; FMA fp32 head dim 32.
+// AMD: the forward is not shipped yet (clang 15 spills 170..470 SGPRs in every MFMA configuration and
+// VGPRs in the FMA ones); only the decode helpers are built there, so there is no v_mfma hallmark.
+//
+// compile-expect-kernels sm_.*: attn_fwd_f16_d32 attn_fwd_f16_d64 attn_fwd_f16_d96 attn_fwd_f16_d128
+// compile-expect-kernels sm_.*: attn_fwd_bf16_d32 attn_fwd_bf16_d64 attn_fwd_bf16_d96 attn_fwd_bf16_d128
+// compile-expect-kernels sm_.*: attn_fwd_f16_d192_128 attn_fwd_bf16_d192_128 attn_fwd_f32_d32
+// compile-expect-kernels sm_.*|gfx.*: attn_combine_f16 attn_combine_bf16 attn_append_f16 attn_append_bf16
+// compile-expect-code sm_.*: tensor-core MMA = mma\.sync\.aligned\.m16n8k16
+// compile-expect-code sm_.*: async global->shared copies = cp\.async
+#include <type_traits>
+
+#include "strata/attention.hpp"
+
+#ifndef STRATA_COMPILE_TARGET
+#error "compile with -DSTRATA_COMPILE_TARGET=<arch descriptor>, e.g. sm80 or gfx90a"
+#endif
+
+// tag, element, QK head dim, V head dim
+#define STRATA_ATTN_CONFIGS(X)                                                                             \
+  X(f16_d32, f16, 32, 32) X(f16_d64, f16, 64, 64) X(f16_d96, f16, 96, 96) X(f16_d128, f16, 128, 128)     \
+  X(f16_d192_128, f16, 192, 128) X(bf16_d32, bf16, 32, 32) X(bf16_d64, bf16, 64, 64)                     \
+  X(bf16_d96, bf16, 96, 96) X(bf16_d128, bf16, 128, 128) X(bf16_d192_128, bf16, 192, 128)                \
+  X(f32_d32, float, 32, 32)
+
+namespace strata_test {
+using target = strata::arch::STRATA_COMPILE_TARGET;
+namespace A = strata::attn;
+using strata::bf16;
+using strata::f16;
+// Named wrappers, so that the report lists each configuration; a configuration not shipped on this
+// target gets a placeholder (never launched) so that the list stays one macro.
+#define STRATA_ATTN_WRAP(tag, E, D, DV)                                                                          \
+  struct attn_fwd_##tag                                                                                          \
+      : A::forward_kernel<E, D, DV, target,                                                                       \
+                          A::shipped<target, E, D, DV>() ? A::default_config<target, E, D, DV>() : A::kernel_config{16, 4, 2}> { \
+    static constexpr bool shipped = A::shipped<target, E, D, DV>();                                              \
+  };
+STRATA_ATTN_CONFIGS(STRATA_ATTN_WRAP)
+#undef STRATA_ATTN_WRAP
+struct attn_combine_f16 : A::combine_kernel<f16, target> {};
+struct attn_combine_bf16 : A::combine_kernel<bf16, target> {};
+struct attn_append_f16 : A::append_kernel<f16, target> {};
+struct attn_append_bf16 : A::append_kernel<bf16, target> {};
+
+#define STRATA_ATTN_LAUNCH(tag, E, D, DV) \
+  if constexpr (A::shipped<Target, E, D, DV>()) \
+    strata::launch(s, {.grid = {8}, .block = {attn_fwd_##tag::max_threads_per_block}}, attn_fwd_##tag{}, fp);
+
+// Never called: only instantiated, so that every shipped kernel is compiled for the device (a
+// template, so that `if constexpr` discards the configurations this target does not ship).
+template <class Target>
+void compile_attention(strata::stream& s) {
+  const A::detail::forward_params fp{};
+  STRATA_ATTN_CONFIGS(STRATA_ATTN_LAUNCH)
+  strata::launch(s, {.grid = {8}, .block = {Target::warp_size}}, attn_combine_f16{}, A::detail::combine_params{});
+  strata::launch(s, {.grid = {8}, .block = {Target::warp_size}}, attn_combine_bf16{}, A::detail::combine_params{});
+  strata::launch(s, {.grid = {8}, .block = {Target::warp_size}}, attn_append_f16{}, A::detail::append_params{});
+  strata::launch(s, {.grid = {8}, .block = {Target::warp_size}}, attn_append_bf16{}, A::detail::append_params{});
+}
+#undef STRATA_ATTN_LAUNCH
+}  // namespace strata_test
+
+void strata_compile_attention(strata::stream& s) { strata_test::compile_attention<strata_test::target>(s); }
