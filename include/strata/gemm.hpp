@@ -6,3 +6,4 @@
 #include "strata/ops/gemm/configs.hpp"
 #include "strata/ops/gemm/reference.hpp"
 #include "strata/ops/gemm/gemm.hpp"
+#include "strata/ops/gemm/stream_k.hpp"

@@ -11,7 +11,7 @@ namespace {
 
 template <class TA, class TD>
 void entry_case(int m, int n, int k, layout la, layout lb, dtype ta, dtype td, float beta, int batch, int split_k,
-                bool relu, std::uint64_t seed) {
+                bool relu, std::uint64_t seed, int stream_k_blocks = 0) {
   INFO(m << "x" << n << "x" << k << " " << sg::to_string(ta) << "->" << sg::to_string(td) << " split " << split_k);
   strata::stream s;
   const long long lda = ld_of(la, m, k, 1), ldb = ld_of(lb, k, n, 0), ldd = n;
@@ -23,7 +23,8 @@ void entry_case(int m, int n, int k, layout la, layout lb, dtype ta, dtype td, f
   const sg::matrix a{da.data(), m, k, lda, la, ta, (long long)sa}, b{db.data(), k, n, ldb, lb, ta, (long long)sb},
       d{dd.data(), m, n, ldd, layout::row_major, td, (long long)sd};
   sg::options o{.alpha = 0.75f, .beta = beta, .batch = batch, .bias = dbias.data(),
-                .act = relu ? sg::activation::relu : sg::activation::none, .split_k = split_k};
+                .act = relu ? sg::activation::relu : sg::activation::none, .split_k = split_k,
+                .stream_k = stream_k_blocks > 0, .stream_k_blocks = stream_k_blocks};
   strata::device_buffer<std::uint8_t> work(sg::workspace_size(d, o) + 1);
   o.work = {work.data(), work.size()};
   strata::gemm(s, a, b, d, d, o);  // C aliases D
@@ -58,6 +59,23 @@ TEST_CASE("strata::gemm: every dtype combination of this build", "[gemm]") {
   entry_case<bf16, float>(66, 33, 1, layout::row_major, layout::row_major, dtype::bf16, dtype::f32, 0.f, 1, 1, true, 5);
   entry_case<std::int8_t, std::int32_t>(9, 10, 35, layout::row_major, layout::col_major, dtype::i8, dtype::i32, 0.f, 1, 2, false, 6);
   entry_case<float, float>(3, 4, 0, layout::row_major, layout::row_major, dtype::f32, dtype::f32, 0.5f, 1, 0, false, 7);  // K = 0
+}
+
+TEST_CASE("strata::gemm: stream-K through the host entry", "[gemm][stream-k]") {
+  using strata::bf16;
+  entry_case<float, float>(70, 45, 300, layout::row_major, layout::col_major, dtype::f32, dtype::f32, 0.5f, 1, 0, false, 8, 5);
+  entry_case<bf16, bf16>(33, 70, 100, layout::col_major, layout::row_major, dtype::bf16, dtype::bf16, 0.f, 2, 0, true, 9, 3);
+  entry_case<std::int8_t, std::int32_t>(9, 10, 0, layout::row_major, layout::row_major, dtype::i8, dtype::i32, 0.f, 1, 0, false, 10, 2);
+  // Too small a workspace names the argument.
+  strata::stream s;
+  std::vector<float> x(64, 1.f);
+  strata::device_buffer<float> dx(64);
+  const sg::matrix a{dx.data(), 8, 8, 8, layout::row_major, dtype::f32};
+  sg::options o{.stream_k = true, .stream_k_blocks = 4};
+  o.work = {dx.data(), 16};
+  CHECK_THROWS_WITH(strata::gemm(s, a, a, a, a, o), Catch::Matchers::Contains("options.work"));
+  o.stream_k_blocks = -1;
+  CHECK_THROWS_WITH(strata::gemm(s, a, a, a, a, o), Catch::Matchers::Contains("options.stream_k_blocks"));
 }
 
 TEST_CASE("strata::gemm: validation names the argument; fp8 is unsupported here", "[gemm]") {

@@ -59,7 +59,10 @@ struct case_t {
   int pad = 0;         // extra elements per leading dimension
   int splits = 1;      // K splits
   bool serial = false; // serial split-K (per-tile counters) instead of the parallel reduction
+  int stream_k = 0;    // > 0: gemm::stream_k_kernel with this many work units per chiplet
   std::uint64_t seed = 1;
+  std::uint64_t placement = 0;  // > 0: the emulator places blocks on chiplets at random (this seed),
+                                // two workers, random fiber order
 };
 
 inline std::string describe(const case_t& c) {
@@ -67,7 +70,8 @@ inline std::string describe(const case_t& c) {
   return std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k) + " A" + l(c.a) + " B" + l(c.b) +
          " D" + l(c.d) + " batch " + std::to_string(c.batch) + " alpha " + std::to_string(c.alpha) + " beta " +
          std::to_string(c.beta) + " pad " + std::to_string(c.pad) + " splits " + std::to_string(c.splits) +
-         (c.serial ? " serial" : "");
+         (c.serial ? " serial" : "") + (c.stream_k ? " stream-K units/chiplet " + std::to_string(c.stream_k) : "") +
+         (c.placement ? " placement " + std::to_string(c.placement) : "");
 }
 
 inline long long ld_of(sg::layout l, int rows, int cols, int pad) {
@@ -86,15 +90,20 @@ std::vector<T> to_host_n(strata::stream& s, const T* p, std::size_t n) {
   return v;
 }
 
-/// Runs Kernel (epilogue chain<alpha_beta<TD>, [bias_col<float>, relu,] convert_to<TD>>) on case c.
+/// Runs Kernel (epilogue chain<alpha_beta<TD>, [bias_col<float>, relu,] convert_to<TD>>) on case c;
+/// returns D (with its padding) for bitwise comparisons between runs.
 template <class Kernel, bool BiasRelu = false>
-void check(const case_t& c, double extra_tolerance = 0.0) {
+std::vector<typename Kernel::td> check(const case_t& c, double extra_tolerance = 0.0) {
   using TA = typename Kernel::ta;
   using TB = typename Kernel::tb;
   using TD = typename Kernel::td;
   using Epi = typename Kernel::epilogue_type;
   INFO(describe(c));
-  strata::stream s;
+  using strata::emulator::placement;
+  using strata::emulator::schedule;
+  strata::stream s = c.placement ? strata::stream(strata::emulator::options{.workers = 2, .order = schedule::random,
+                                                                            .seed = c.placement, .chiplets = placement::shuffled})
+                                 : strata::stream();
   const long long lda = ld_of(c.a, c.m, c.k, c.pad), ldb = ld_of(c.b, c.k, c.n, c.pad),
                   ldd = ld_of(c.d, c.m, c.n, c.pad);
   const std::size_t sa = size_of(c.a, c.m, c.k, c.pad), sb = size_of(c.b, c.k, c.n, c.pad),
@@ -126,7 +135,19 @@ void check(const case_t& c, double extra_tolerance = 0.0) {
   const sg::operand<TD> od{dd.data(), ldd, c.d, (long long)sd};
   auto p = c.serial ? Kernel::make_serial_params(pr, oa, ob, od, ep, c.splits, serial_work.data())
                     : Kernel::make_params(pr, oa, ob, od, ep, c.splits, work.data());
-  strata::launch(s, Kernel::launch_shape_of(p), Kernel{}, p);
+  if (c.stream_k > 0) {
+    using SK = sg::stream_k_kernel<Kernel>;
+    strata::device_buffer<std::uint8_t> sk_work(SK::workspace_bytes(c.stream_k));
+    strata::zero_on_device(s, sk_work.data(), SK::zeroed_bytes(c.stream_k));
+    // Poison the partial slots: a fix-up that read a slot nobody wrote would show.
+    strata::copy_to_device(s, sk_work.data() + SK::zeroed_bytes(c.stream_k),
+                           std::vector<std::uint8_t>(sk_work.size() - SK::zeroed_bytes(c.stream_k), 0xff).data(),
+                           sk_work.size() - SK::zeroed_bytes(c.stream_k));
+    const auto sp = SK::make_params(p, c.stream_k, sk_work.data());
+    strata::launch(s, SK::launch_shape_of(sp), SK{}, sp);
+  } else {
+    strata::launch(s, Kernel::launch_shape_of(p), Kernel{}, p);
+  }
   if (c.serial && c.splits > 1) {
     // The counters are back at zero after the launch, ready for the next one.
     const auto counters = to_host_n(s, reinterpret_cast<const unsigned*>(serial_work.data() + Kernel::counters_offset(pr)),
@@ -174,6 +195,7 @@ void check(const case_t& c, double extra_tolerance = 0.0) {
     }
   }
   REQUIRE(worst <= tol);
+  return out;
 }
 
 /// The odd shapes every configuration runs: 1x1x1, primes, K = 0, M or N under one tile, a larger K.

@@ -9,7 +9,8 @@
 // the placement. Every tile is handed out exactly once: each chiplet's counter gives each index once.
 //
 // Workspace: persistent_tiles::workspace_elements(chiplets) counters, zeroed before the launch
-// (strata::zero_on_device). Not done yet: a stream-K mode (partial tiles with fix-ups inside a chiplet).
+// (strata::zero_on_device). The stream-K mode, which divides K steps rather than whole tiles and
+// finishes split tiles with fix-ups inside one chiplet, is strata/hierarchy/stream_k.hpp.
 #pragma once
 
 #include "strata/arch/atomic.hpp"

@@ -25,6 +25,9 @@
 //   split-K (parallel, needs options.workspace): when the output has fewer tiles than the device has
 //   units and K >= 8 tiles of K: splits = min(units / tiles, k_tiles / 4, 16); gemm_workspace_size()
 //   says how many bytes. Without a workspace, one split.
+//   stream-K (options.stream_k, needs options.work): a cooperative grid of one block per
+//   multiprocessor (or options.stream_k_blocks) divides every tile's K steps evenly; tiles split
+//   between blocks are finished by chiplet-local fix-ups (strata/ops/gemm/stream_k.hpp). Opt-in.
 #pragma once
 
 #include <algorithm>
@@ -37,6 +40,7 @@
 #include "strata/ops/gemm/configs.hpp"
 #include "strata/ops/gemm/grouped.hpp"
 #include "strata/ops/gemm/kernel.hpp"
+#include "strata/ops/gemm/stream_k.hpp"
 #include "strata/runtime/error.hpp"
 #include "strata/runtime/runtime.hpp"
 #include "strata/runtime/workspace.hpp"
@@ -88,7 +92,10 @@ struct options {
   const float* bias = nullptr;  // n floats, added per column after alpha/beta
   activation act = activation::none;
   int split_k = 0;           // 0: the heuristic; 1: never split; n: n splits (needs a workspace)
-  workspace work{};          // scratch for split-K (gemm_workspace_size)
+  bool stream_k = false;     // stream-K: a persistent grid splits all K steps evenly, chiplet-local
+                             // fix-ups (needs a workspace; ignores split_k). See docs/gemm.md.
+  int stream_k_blocks = 0;   // stream-K grid: 0 = one block per multiprocessor (SM / CU)
+  workspace work{};          // scratch for split-K and stream-K (workspace_size)
 };
 
 namespace detail {
@@ -186,6 +193,21 @@ void run(stream& s, const matrix& a, const matrix& b, const matrix& c, const mat
     if (o.beta != 0.f && o.batch > 1 && c.batch_stride != d.batch_stride)
       bad("c", "batch_stride must equal d's when beta != 0 (C is read at D's batch offsets)");
     const problem pr{m, n, k, o.batch};
+    if (o.stream_k) {
+      using SK = stream_k_kernel<K>;
+      const int blocks = o.stream_k_blocks > 0 ? o.stream_k_blocks : units;
+      const int per_chiplet = SK::units_per_chiplet_for(blocks);
+      const std::size_t need = SK::workspace_bytes(per_chiplet);
+      if (!o.work.data || o.work.bytes < need)
+        bad("options.work", "holds " + std::to_string(o.work.bytes) + " bytes; stream-K over " + std::to_string(blocks) +
+                                " blocks needs " + std::to_string(need) + " (see strata::ops::gemm::workspace_size)");
+      if (m == 0 || n == 0) return;
+      const auto base = K::make_params(pr, operand_of<const TA>(a), operand_of<const TA>(b), operand_of<TD>(d), ep);
+      zero_on_device(s, static_cast<unsigned char*>(o.work.data), SK::zeroed_bytes(per_chiplet));
+      const auto p = SK::make_params(base, per_chiplet, o.work.data);
+      launch(s, SK::launch_shape_of(p), SK{}, p);
+      return;
+    }
     int splits = o.split_k;
     if (splits == 0)
       splits = o.work.data ? heuristic_splits(m, n, k, K::tiles.tile_m, K::tiles.tile_n, K::tiles.tile_k, units) : 1;
@@ -234,9 +256,15 @@ inline bool fp8(dtype t) { return t == dtype::e4m3 || t == dtype::e5m2; }
 
 }  // namespace detail
 
-/// Bytes of workspace a call with these arguments uses for split-K (0 when it does not split).
-/// Upper bound over the heuristic: 16 splits of fp32 / int32 partials.
+/// Bytes of workspace a call with these arguments uses for split-K or stream-K (0 when it needs none).
+/// Split-K: an upper bound over the heuristic, 16 splits of fp32 / int32 partials. Stream-K: one
+/// 128 x 128 tile of 4-byte partials per block (the largest shipped tile), plus the counters and
+/// flags of up to 8 chiplets.
 inline std::size_t workspace_size(const matrix& d, const options& o) {
+  if (o.stream_k) {
+    const std::size_t blocks = std::size_t(o.stream_k_blocks > 0 ? o.stream_k_blocks : detail::device_units()) + 8;
+    return (8 * (blocks + 1) * sizeof(unsigned) + 255) / 256 * 256 + blocks * 128 * 128 * 4;
+  }
   const int splits = o.split_k == 0 ? 16 : std::max(1, o.split_k);
   return splits > 1 ? std::size_t(std::max(1, o.batch)) * splits * std::size_t(d.rows) * std::size_t(d.cols) * 4 : 0;
 }
@@ -254,6 +282,7 @@ inline void run(stream& s, const matrix& a, const matrix& b, const matrix& c, co
   if (b.type != a.type) bad("b", std::string("has dtype ") + to_string(b.type) + ", A has " + to_string(a.type) + " (A and B must match)");
   if (o.beta != 0.f && c.type != d.type) bad("c", std::string("has dtype ") + to_string(c.type) + ", D has " + to_string(d.type) + " (C and D must match)");
   if (o.split_k < 0) bad("options.split_k", "must be 0 (automatic) or positive");
+  if (o.stream_k_blocks < 0) bad("options.stream_k_blocks", "must be 0 (one per multiprocessor) or positive");
   const auto combo = [&] { return std::string(to_string(a.type)) + " -> " + to_string(d.type); };
   const int units = detail::device_units();
   switch (a.type) {

@@ -262,12 +262,21 @@ struct kernel {
   /// serial split-K counter. Also the body of gemm::grouped_kernel.
   template <class Ctx>
   STRATA_HOST_DEVICE void run_tile(Ctx& ctx, const params& p, order::tile t, int split, int batch, long long slot) const {
-    const int m0 = int(t.m) * S.tile_m, n0 = int(t.n) * S.tile_n;
-
     // This split's K steps: an even share of k_tiles (a split may get none; it then writes zeros).
     const int kt_begin = int((long long)p.k_tiles * split / p.splits);
     const int kt_end = int((long long)p.k_tiles * (split + 1) / p.splits);
+    typename warp_tile::accumulator acc;
+    accumulate(ctx, p, t, batch, kt_begin, kt_end, acc);
+    finish_tile(ctx, p, t, split, batch, slot, acc);
+  }
 
+  /// The mainloop: acc = A(tile rows, K steps [kt_begin, kt_end)) * B(K steps, tile columns) for this
+  /// warp's part of output tile t. Also the body of gemm::stream_k_kernel's segments. The block's
+  /// shared stages must be free on entry (a caller running it twice separates the calls by a barrier).
+  template <class Ctx>
+  STRATA_HOST_DEVICE void accumulate(Ctx& ctx, const params& p, order::tile t, int batch, int kt_begin, int kt_end,
+                                     typename warp_tile::accumulator& acc) const {
+    const int m0 = int(t.m) * S.tile_m, n0 = int(t.n) * S.tile_n;
     const ta* a = p.a.data + batch * p.a.batch_stride;
     const tb* b = p.b.data + batch * p.b.batch_stride;
     auto& smem = ctx.template shared<shared_storage>();
@@ -289,7 +298,6 @@ struct kernel {
 
     const int warp = ctx.warp().index();
     const int wm = warp / S.warps_n, wn = warp % S.warps_n;
-    typename warp_tile::accumulator acc;
     acc.fill(acc_type(0));
 
     // Prologue: fill stages - 1 stages (empty commits past the end keep the group count steady).
@@ -319,17 +327,57 @@ struct kernel {
       warp_tile::mma(ctx, fa, fb, acc);
       pipe.consumer_release();
     }
+  }
 
+  /// The warp's coordinates of its part of the block tile.
+  template <class Ctx>
+  STRATA_HOST_DEVICE static int warp_row0(Ctx& ctx, order::tile t) {
+    return int(t.m) * S.tile_m + (ctx.warp().index() / S.warps_n) * warp_m;
+  }
+  template <class Ctx>
+  STRATA_HOST_DEVICE static int warp_col0(Ctx& ctx, order::tile t) {
+    return int(t.n) * S.tile_n + (ctx.warp().index() % S.warps_n) * warp_n;
+  }
+
+  /// D(tile t of batch entry `batch`) = epilogue(acc): each accumulator element has exactly one owner
+  /// lane (the atom's c_coord); elements past M or N are not written.
+  template <class Ctx>
+  STRATA_HOST_DEVICE void store_tile(Ctx& ctx, const params& p, order::tile t, int batch,
+                                     const typename warp_tile::accumulator& acc) const {
+    auto ep = p.epilogue;
+    detail::shift_epilogue<Epilogue>(ep, batch * p.d.batch_stride);
+    const operand<td> dd{p.d.data + batch * p.d.batch_stride, p.d.ld, p.d.order, 0};
+    for_each_element(ctx.lane().index(), acc, warp_row0(ctx, t), warp_col0(ctx, t), p.size,
+                     [&](int r, int c, acc_type v) { *detail::at(dd, r, c) = Epilogue::apply(v, r, c, ep); });
+  }
+
+  /// Calls f(row, col, value) for each accumulator element of the lane that lies inside D.
+  template <class F>
+  STRATA_HOST_DEVICE static void for_each_element(int lane, const typename warp_tile::accumulator& acc, int row0,
+                                                  int col0, const problem& pr, F&& f) {
+    STRATA_UNROLL
+    for (int i = 0; i < warp_tile::atoms_m; ++i)
+      STRATA_UNROLL
+      for (int j = 0; j < warp_tile::atoms_n; ++j)
+        STRATA_UNROLL
+        for (int v = 0; v < Atom::c_values; ++v) {
+          const mma::coord x = Atom::c_coord(lane, v);
+          const int r = row0 + i * Atom::M + x.row, c = col0 + j * Atom::N + x.col;
+          if (r < pr.m && c < pr.n) f(r, c, acc.f[i][j].v[v]);
+        }
+  }
+
+ private:
+  template <class Ctx>
+  STRATA_HOST_DEVICE void finish_tile(Ctx& ctx, const params& p, order::tile t, int split, int batch, long long slot,
+                                      const typename warp_tile::accumulator& acc) const {
+    const int m0 = int(t.m) * S.tile_m, n0 = int(t.n) * S.tile_n;
+    const int warp = ctx.warp().index();
+    const int wm = warp / S.warps_n, wn = warp % S.warps_n;
     // Epilogue: each accumulator element has exactly one owner lane (the atom's c_coord).
     const int lane = ctx.lane().index();
     if (p.mode == split_mode::none) {
-      auto ep = p.epilogue;
-      detail::shift_epilogue<Epilogue>(ep, batch * p.d.batch_stride);
-      td* d = p.d.data + batch * p.d.batch_stride;
-      const operand<td> dd{d, p.d.ld, p.d.order, 0};
-      for_each_element(lane, acc, m0 + wm * warp_m, n0 + wn * warp_n, p.size, [&](int r, int c, acc_type v) {
-        *detail::at(dd, r, c) = Epilogue::apply(v, r, c, ep);
-      });
+      store_tile(ctx, p, t, batch, acc);
     } else if (p.mode == split_mode::serial) {
       // Wait for this tile's turn: every thread acquires the counter itself, so the previous split's
       // sums are visible to it.
@@ -366,7 +414,6 @@ struct kernel {
     }
   }
 
- private:
   template <class Tile, class Pipe, class Ctx, class T>
   STRATA_HOST_DEVICE static void copy_stage(Pipe& pipe, Ctx& ctx, T* dst, int dst_ld, const T* src, long long src_ld,
                                             int rows, int cols) {
@@ -386,20 +433,6 @@ struct kernel {
         for (int v = 0; v < Atom::b_values; ++v) f.v[v] = mma::to_tf32(f.v[v]);
   }
 
-  template <class F>
-  STRATA_HOST_DEVICE static void for_each_element(int lane, const typename warp_tile::accumulator& acc, int row0,
-                                                  int col0, const problem& pr, F&& f) {
-    STRATA_UNROLL
-    for (int i = 0; i < warp_tile::atoms_m; ++i)
-      STRATA_UNROLL
-      for (int j = 0; j < warp_tile::atoms_n; ++j)
-        STRATA_UNROLL
-        for (int v = 0; v < Atom::c_values; ++v) {
-          const mma::coord x = Atom::c_coord(lane, v);
-          const int r = row0 + i * Atom::M + x.row, c = col0 + j * Atom::N + x.col;
-          if (r < pr.m && c < pr.n) f(r, c, acc.f[i][j].v[v]);
-        }
-  }
 };
 
 /// Parallel split-K fix-up: D(r, c) = epilogue(sum over splits, in split order, of the partials).
