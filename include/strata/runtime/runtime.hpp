@@ -12,6 +12,7 @@
 #pragma once
 
 #include "strata/config/config.hpp"
+#include "strata/runtime/chiplet_calibration.hpp"
 #include "strata/runtime/device_properties.hpp"
 #include "strata/runtime/error.hpp"
 #include "strata/runtime/launch_shape.hpp"

@@ -20,6 +20,7 @@
 #include "strata/hierarchy/dims.hpp"
 #include "strata/hierarchy/kernel.hpp"
 #include "strata/hierarchy/levels.hpp"
+#include "strata/runtime/chiplet_calibration.hpp"
 #include "strata/runtime/detail/shuffle.hpp"
 
 namespace strata::cuda {
@@ -73,6 +74,16 @@ STRATA_DEVICE STRATA_FORCEINLINE unsigned smid() {
 #endif
 }
 
+/// The %smid -> chiplet calibration table a launch hands to the kernel (strata/runtime/chiplet_calibration.hpp).
+/// Only a target with more than one chiplet carries it; elsewhere the slot is empty.
+template <bool Multi>
+struct smid_table_slot {
+  const unsigned char* table = nullptr;
+  int size = 0;
+};
+template <>
+struct smid_table_slot<false> {};
+
 }  // namespace detail
 
 /// The context handed to a kernel by the CUDA trampoline (runtime/cuda/launch.hpp).
@@ -105,18 +116,23 @@ class device_context {
     STRATA_DEVICE long long size() const { return shape().volume(); }
   };
 
+  /// The %smid -> chiplet table of the launch, carried only by targets with more than one chiplet.
+  using smid_table_type = detail::smid_table_slot<(Target::chiplets.count > 1)>;
+
   struct chiplet_level {
-    /// The chiplet this block runs on. On sm_100 (B200) NVIDIA documents no die id; the SM id is
-    /// split into `count()` contiguous halves, an EXPERIMENTAL guess that matches the sm100a
-    /// topology's `contiguous` model. Elsewhere the GPU is one die and the index is 0.
+    [[no_unique_address]] smid_table_type smid_table{};
+
+    /// The chiplet this block runs on. On sm_100 (B200) NVIDIA documents no die id: the SM id goes
+    /// through the user's calibration table when one is set (strata::set_chiplet_calibration), and
+    /// otherwise is split into `count()` contiguous ranges, an EXPERIMENTAL guess that matches the
+    /// sm100a topology's `contiguous` model (strata::chiplet_from_smid). Elsewhere the GPU is one
+    /// die and the index is 0.
     STRATA_DEVICE int index() const {
       if constexpr (Target::chiplets.count <= 1) {
         return 0;
       } else if constexpr (STRATA_CUDA_DEVICE_PASS && std::is_same_v<arch::current, arch::sm100a>) {
-        const unsigned n = detail::nsmid();
-        const unsigned id = detail::smid();
-        const int c = static_cast<int>((static_cast<unsigned long long>(id) * Target::chiplets.count) / (n ? n : 1u));
-        return c < Target::chiplets.count ? c : Target::chiplets.count - 1;
+        return chiplet_from_smid(detail::smid(), detail::nsmid(), Target::chiplets.count, smid_table.table,
+                                 smid_table.size);
       } else {
         return 0;
       }
@@ -289,12 +305,23 @@ class device_context {
   // ---- the context -------------------------------------------------------------------------------
 
   /// `shared` is the block's shared-memory window: the kernel's static storage at offset 0, the
-  /// dynamic part at `dynamic_offset` (see strata::dynamic_shared_offset).
-  STRATA_DEVICE device_context(unsigned char* shared, std::size_t dynamic_offset)
-      : shared_(shared), dynamic_(shared + dynamic_offset) {}
+  /// dynamic part at `dynamic_offset` (see strata::dynamic_shared_offset). `smid_table` /
+  /// `smid_table_size` are the launch's %smid -> chiplet calibration (nullptr, 0 when none); a
+  /// target with one chiplet ignores them.
+  STRATA_DEVICE device_context(unsigned char* shared, std::size_t dynamic_offset,
+                               const unsigned char* smid_table = nullptr, int smid_table_size = 0)
+      : shared_(shared), dynamic_(shared + dynamic_offset) {
+    if constexpr (Target::chiplets.count > 1) {
+      smid_table_.table = smid_table;
+      smid_table_.size = smid_table_size;
+    } else {
+      (void)smid_table;
+      (void)smid_table_size;
+    }
+  }
 
   STRATA_DEVICE grid_level grid() const { return {}; }
-  STRATA_DEVICE chiplet_level chiplet() const { return {}; }
+  STRATA_DEVICE chiplet_level chiplet() const { return chiplet_level{smid_table_}; }
   STRATA_DEVICE cluster_level cluster() const { return {}; }
   STRATA_DEVICE block_level block() const { return {}; }
   STRATA_DEVICE warp_level warp() const { return {}; }
@@ -323,6 +350,7 @@ class device_context {
  private:
   unsigned char* shared_;
   unsigned char* dynamic_;
+  [[no_unique_address]] smid_table_type smid_table_{};
 };
 
 }  // namespace strata::cuda

@@ -9,6 +9,7 @@
 #include "strata/arch/arch.hpp"
 #include "strata/config/config.hpp"
 #include "strata/hierarchy/kernel.hpp"
+#include "strata/runtime/chiplet_calibration.hpp"
 #include "strata/runtime/cuda/device_context.hpp"
 #include "strata/runtime/cuda/error.hpp"
 #include "strata/runtime/cuda/stream.hpp"
@@ -26,19 +27,24 @@ namespace cuda::detail {
 /// kernel sees the same offsets on every backend.
 /// __launch_bounds__ only when the kernel declares max_threads_per_block: forcing 1024 on every
 /// kernel would cap it at 64 registers per thread.
+/// `smid_table` / `smid_table_size`: the device's %smid -> chiplet calibration
+/// (strata/runtime/chiplet_calibration.hpp), nullptr and 0 when there is none or the target has one
+/// chiplet.
 template <class Kernel, class Params, class Target>
-__global__ void kernel_entry(const Kernel kernel, const Params params) {
+__global__ void kernel_entry(const Kernel kernel, const Params params, const unsigned char* smid_table,
+                             int smid_table_size) {
   extern __shared__ __align__(128) unsigned char strata_shared_memory[];
   static_assert(shared_alignment == 128, "the trampoline's shared array alignment must match strata::shared_alignment");
-  device_context<Target> ctx(strata_shared_memory, dynamic_shared_offset<Kernel>);
+  device_context<Target> ctx(strata_shared_memory, dynamic_shared_offset<Kernel>, smid_table, smid_table_size);
   kernel(ctx, params);
 }
 
 template <class Kernel, class Params, class Target>
 __global__ void __launch_bounds__((strata::detail::kernel_max_threads<Kernel, Target>()))
-    kernel_entry_bounded(const Kernel kernel, const Params params) {
+    kernel_entry_bounded(const Kernel kernel, const Params params, const unsigned char* smid_table,
+                         int smid_table_size) {
   extern __shared__ __align__(128) unsigned char strata_shared_memory[];
-  device_context<Target> ctx(strata_shared_memory, dynamic_shared_offset<Kernel>);
+  device_context<Target> ctx(strata_shared_memory, dynamic_shared_offset<Kernel>, smid_table, smid_table_size);
   kernel(ctx, params);
 }
 
@@ -55,8 +61,10 @@ inline constexpr std::size_t default_dynamic_shared_limit = 48 * 1024;
 
 /// Launches `kernel(ctx, params)` on `s` with the grid, block, cluster and dynamic shared memory of
 /// `shape`. Asynchronous; allocates nothing (error text is built only on failure). Throws
-/// strata::invalid_argument for a shape the kernel's target cannot run and strata::backend_error when
-/// CUDA rejects the launch.
+/// strata::invalid_argument for a shape the kernel's target cannot run, or a chiplet calibration of
+/// the current device whose chiplet count differs from the target's, and strata::backend_error when
+/// CUDA rejects the launch. A target with more than one chiplet gets the current device's
+/// %smid -> chiplet calibration table, if one is set (strata::set_chiplet_calibration).
 template <class Kernel, class Params>
 void launch(stream& s, const launch_shape& shape, const Kernel& kernel, const Params& params) {
   using Target = kernel_target_t<Kernel, arch::sm80>;
@@ -80,6 +88,25 @@ void launch(stream& s, const launch_shape& shape, const Kernel& kernel, const Pa
           return "cudaFuncSetAttribute(" + kernel_name<Kernel>() + ", cudaFuncAttributeMaxDynamicSharedMemorySize, " +
                  std::to_string(shared_bytes) + ")";
         });
+  }
+
+  // The %smid -> chiplet table, read only for targets whose chiplet index needs it.
+  const unsigned char* smid_table = nullptr;
+  int smid_table_size = 0;
+  if constexpr (Target::chiplets.count > 1) {
+    int device = 0;
+    cuda::detail::check(cudaGetDevice(&device), [] { return std::string("cudaGetDevice()"); });
+    const auto calibration = strata::detail::chiplet_calibration_device_view(device);
+    if (calibration.table != nullptr) {
+      if (calibration.chiplets != Target::chiplets.count)
+        throw invalid_argument("strata::launch(" + kernel_name<Kernel>() + ")", "kernel",
+                               "targets " + std::to_string(Target::chiplets.count) +
+                                   " chiplets, but the chiplet calibration of device " + std::to_string(device) +
+                                   " (strata::set_chiplet_calibration) maps SM ids to " +
+                                   std::to_string(calibration.chiplets) + " chiplets");
+      smid_table = calibration.table;
+      smid_table_size = calibration.size;
+    }
   }
 
   cudaLaunchConfig_t config{};
@@ -109,7 +136,8 @@ void launch(stream& s, const launch_shape& shape, const Kernel& kernel, const Pa
   }
   // cudaLaunchKernelEx returns the launch's own error (unlike <<<>>> followed by cudaGetLastError,
   // which could report an earlier failure), and takes the cluster attribute.
-  cuda::detail::check(cudaLaunchKernelEx(&config, fn, kernel, params), [&] { return describe("cudaLaunchKernelEx"); });
+  cuda::detail::check(cudaLaunchKernelEx(&config, fn, kernel, params, smid_table, smid_table_size),
+                      [&] { return describe("cudaLaunchKernelEx"); });
 }
 
 }  // namespace strata
