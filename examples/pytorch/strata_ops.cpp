@@ -14,6 +14,7 @@
 // CUDA tensors on PyTorch's current stream. Two libraries, not one: a translation unit is compiled for
 // one Strata backend, and the backends define the same inline names (strata::stream, ...) differently,
 // so they must not be linked into one shared object.
+#include <cstdint>
 #include <torch/library.h>
 #include <ATen/ATen.h>
 #if STRATA_TORCH_CUDA
@@ -169,9 +170,13 @@ at::Tensor embedding_bag(const at::Tensor& weight_in, const at::Tensor& indices_
   args.output = out.data_ptr();
   args.output_format = fmt;
   const std::size_t ws_bytes = strata::embedding_bag_workspace_size(args);
-  at::Tensor ws = at::empty({static_cast<long long>(std::max<std::size_t>(ws_bytes, 1))}, weight.options().dtype(at::kByte));
+  // The workspace must start on a 256-byte boundary; torch's CPU allocator only promises 64 bytes.
+  constexpr std::size_t align = 256;
+  at::Tensor ws = at::empty({static_cast<long long>(ws_bytes + align)}, weight.options().dtype(at::kByte));
+  const auto base = reinterpret_cast<std::uintptr_t>(ws.data_ptr());
+  void* aligned = reinterpret_cast<void*>((base + align - 1) / align * align);
   strata::stream s = current_stream(out);
-  strata::embedding_bag(s, args, {ws.data_ptr(), ws_bytes});
+  strata::embedding_bag(s, args, {aligned, ws_bytes});
   return out;
 }
 
