@@ -8,14 +8,37 @@ find_package(Catch2 2 REQUIRED)  # Debian: apt-get install catch2
 add_library(strata_catch_main OBJECT ${CMAKE_CURRENT_LIST_DIR}/../test/catch_main.cpp)
 target_link_libraries(strata_catch_main PUBLIC Catch2::Catch2)
 
+if(STRATA_ENABLE_RACECHECK)
+  # clang 15+: trace-loads/trace-stores (clang 14) and std::source_location over libstdc++ (clang 15).
+  if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang" OR CMAKE_CXX_COMPILER_VERSION VERSION_LESS 15)
+    message(FATAL_ERROR "STRATA_ENABLE_RACECHECK needs clang 15 or newer (-fsanitize-coverage=trace-loads,"
+                        "trace-stores and std::source_location); this is ${CMAKE_CXX_COMPILER_ID} "
+                        "${CMAKE_CXX_COMPILER_VERSION}. Configure with -DCMAKE_CXX_COMPILER=clang++-15 "
+                        "(Debian 12: apt-get install clang-15)")
+  endif()
+  set(strata_racecheck_flags -fsanitize-coverage=trace-pc-guard,trace-loads,trace-stores)
+  target_compile_options(strata_catch_main PRIVATE ${strata_racecheck_flags})
+endif()
+
 function(strata_add_test)
   cmake_parse_arguments(T "" "NAME;TIMEOUT" "SOURCES;LABELS;LIBS" ${ARGN})
+  # The race-check build runs the operator tests (label ops) and the detector's own (label racecheck).
+  if(STRATA_ENABLE_RACECHECK)
+    if(NOT "ops" IN_LIST T_LABELS AND NOT "racecheck" IN_LIST T_LABELS)
+      return()
+    endif()
+    list(APPEND T_LABELS racecheck)
+  endif()
   add_executable(${T_NAME} ${T_SOURCES})
   target_link_libraries(${T_NAME} PRIVATE strata::host strata_catch_main Catch2::Catch2 ${T_LIBS})
   target_compile_options(${T_NAME} PRIVATE -Wall -Wextra)
   if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
     # GCC 12 reports false -Wrestrict overlaps inside std::string concatenation at -O2 (GCC PR 105329).
     target_compile_options(${T_NAME} PRIVATE -Wno-restrict)
+  endif()
+  if(STRATA_ENABLE_RACECHECK)
+    target_compile_options(${T_NAME} PRIVATE ${strata_racecheck_flags})
+    target_compile_definitions(${T_NAME} PRIVATE STRATA_RACE_CHECK=1)
   endif()
   if(STRATA_ENABLE_SANITIZERS)
     target_compile_options(${T_NAME} PRIVATE -fsanitize=address,undefined -fno-omit-frame-pointer

@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "strata/config/config.hpp"
+#include "strata/config/race_exempt.hpp"
 
 #if !STRATA_DEVICE_PASS
 #include <atomic>
@@ -28,6 +29,7 @@ STRATA_HOST_DEVICE T add(T* p, T v) {
 #if STRATA_DEVICE_PASS
   return atomicAdd(p, v);
 #else
+  STRATA_RACE_EXEMPT();  // an atomic is not a race (emulator race-check build)
   return std::atomic_ref<T>(*p).fetch_add(v, std::memory_order_relaxed);
 #endif
 }
@@ -39,6 +41,7 @@ STRATA_HOST_DEVICE T max(T* p, T v) {
 #if STRATA_DEVICE_PASS
   return atomicMax(p, v);
 #else
+  STRATA_RACE_EXEMPT();  // an atomic is not a race (emulator race-check build)
   std::atomic_ref<T> a(*p);
   T old = a.load(std::memory_order_relaxed);
   while (old < v && !a.compare_exchange_weak(old, v, std::memory_order_relaxed)) {
@@ -54,6 +57,7 @@ STRATA_HOST_DEVICE T min(T* p, T v) {
 #if STRATA_DEVICE_PASS
   return atomicMin(p, v);
 #else
+  STRATA_RACE_EXEMPT();  // an atomic is not a race (emulator race-check build)
   std::atomic_ref<T> a(*p);
   T old = a.load(std::memory_order_relaxed);
   while (v < old && !a.compare_exchange_weak(old, v, std::memory_order_relaxed)) {
@@ -68,6 +72,7 @@ STRATA_HOST_DEVICE T exchange(T* p, T v) {
 #if STRATA_DEVICE_PASS
   return atomicExch(p, v);
 #else
+  STRATA_RACE_EXEMPT();  // an atomic is not a race (emulator race-check build)
   return std::atomic_ref<T>(*p).exchange(v, std::memory_order_relaxed);
 #endif
 }
@@ -78,6 +83,7 @@ STRATA_HOST_DEVICE T compare_exchange(T* p, T expected, T desired) {
 #if STRATA_DEVICE_PASS
   return atomicCAS(p, expected, desired);
 #else
+  STRATA_RACE_EXEMPT();  // an atomic is not a race (emulator race-check build)
   std::atomic_ref<T>(*p).compare_exchange_strong(expected, desired, std::memory_order_relaxed);
   return expected;
 #endif
@@ -116,6 +122,7 @@ STRATA_HOST_DEVICE T load_acquire(const T* p) {
 #elif STRATA_HIP_DEVICE_PASS
   return __hip_atomic_load(p, __ATOMIC_ACQUIRE, detail::hip_scope<S>);
 #else
+  STRATA_RACE_EXEMPT();  // an atomic is not a race (emulator race-check build)
   return std::atomic_ref<T>(*const_cast<T*>(p)).load(std::memory_order_acquire);
 #endif
 }
@@ -128,6 +135,7 @@ STRATA_HOST_DEVICE void store_release(T* p, T v) {
 #elif STRATA_HIP_DEVICE_PASS
   __hip_atomic_store(p, v, __ATOMIC_RELEASE, detail::hip_scope<S>);
 #else
+  STRATA_RACE_EXEMPT();  // an atomic is not a race (emulator race-check build)
   std::atomic_ref<T>(*p).store(v, std::memory_order_release);
 #endif
 }
@@ -140,6 +148,7 @@ STRATA_HOST_DEVICE T add_acq_rel(T* p, T v) {
 #elif STRATA_HIP_DEVICE_PASS
   return __hip_atomic_fetch_add(p, v, __ATOMIC_ACQ_REL, detail::hip_scope<S>);
 #else
+  STRATA_RACE_EXEMPT();  // an atomic is not a race (emulator race-check build)
   return std::atomic_ref<T>(*p).fetch_add(v, std::memory_order_acq_rel);
 #endif
 }
@@ -153,6 +162,7 @@ STRATA_HOST_DEVICE void fence() {
   if constexpr (S == scope::block) __builtin_amdgcn_fence(__ATOMIC_SEQ_CST, "workgroup");
   else __builtin_amdgcn_fence(__ATOMIC_SEQ_CST, "agent");
 #else
+  STRATA_RACE_EXEMPT();  // an atomic is not a race (emulator race-check build)
   std::atomic_thread_fence(std::memory_order_seq_cst);
 #endif
 }

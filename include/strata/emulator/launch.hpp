@@ -54,6 +54,7 @@ inline void setup_unit(worker& w, const launch_info& L, long long unit, std::siz
   unsigned char* base = w.arena.data();
   base += (128 - reinterpret_cast<std::uintptr_t>(base) % 128) % 128;
   w.warps.resize(static_cast<std::size_t>(nb) * L.warps_per_block);
+  race::begin_unit(L.race_check, base, stride * static_cast<std::size_t>(nb), L.shared_total, L.warp_size);
 
   unit_state& u = w.unit;
   u.info = &L;
@@ -85,11 +86,14 @@ inline void setup_unit(worker& w, const launch_info& L, long long unit, std::siz
       std::memset(b.smem + L.shared_total, canary_byte, canary_bytes);
       b.barrier = barrier_state{};
       b.barrier.expected = nt;
+      b.sync_epoch = 0;
+      b.last_barrier = site{};
       for (int wi = 0; wi < L.warps_per_block; ++wi) {
         warp_state& ws = w.warps[static_cast<std::size_t>(ub) * L.warps_per_block + wi];
         ws.lanes = std::min(L.warp_size, nt - wi * L.warp_size);
         ws.arrived = 0;
         ws.parity = 0;
+        ws.sync_epoch = 0;
       }
       for (int i = 0; i < nt; ++i) {
         gpu_thread& t = *w.fibers[static_cast<std::size_t>(ub) * nt + i];
@@ -159,6 +163,14 @@ void launch(const options& opt, const launch_shape& shape, const Kernel& kernel,
   L.shared_total = L.static_shared + L.dynamic_shared;
   L.chiplets = Target::chiplets;
   L.cooperative = shape.cooperative;
+  L.race_check = opt.race_check;
+#if !(defined(STRATA_RACE_CHECK) && STRATA_RACE_CHECK)
+  if (opt.race_check)
+    throw invalid_argument("strata::launch(" + L.kernel + ")", "options.race_check",
+                           "needs the race-check build, whose compiler reports every load and store (CMake preset "
+                           "'racecheck': clang with -fsanitize-coverage=trace-pc-guard,trace-loads,trace-stores "
+                           "-DSTRATA_RACE_CHECK=1); this build has no such instrumentation");
+#endif
   L.clusters_per_unit = shape.cooperative ? L.clusters.volume() : 1;
   if (shape.cooperative && L.blocks * L.threads_per_block > detail::max_cooperative_threads)
     throw invalid_argument("strata::launch(" + L.kernel + ")", "grid",

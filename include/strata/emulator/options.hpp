@@ -7,6 +7,8 @@
 //   STRATA_EMU_SEED      seed for the random schedule
 //   STRATA_EMU_STACK_KB  stack per GPU thread in KiB (default 256; 1024 under AddressSanitizer)
 //   STRATA_EMU_PLACEMENT dispatch_model | shuffled     (which chiplet each block reports)
+//   STRATA_EMU_RACECHECK 0 | 1   shared-memory race detector (default 1 in the race-check build,
+//                                which it needs; see emulator/detail/race_check.hpp)
 #pragma once
 
 #include <cstddef>
@@ -37,6 +39,11 @@ struct options {
   std::uint64_t seed = 0;                // for schedule::random
   std::size_t stack_bytes = 0;           // 0: the default below
   placement chiplets = placement::dispatch_model;  // seeded by `seed` when shuffled
+#if defined(STRATA_RACE_CHECK) && STRATA_RACE_CHECK
+  bool race_check = true;                // report shared-memory races (the race-check build only)
+#else
+  bool race_check = false;               // report shared-memory races (the race-check build only)
+#endif
 
 #if defined(__SANITIZE_ADDRESS__) || defined(STRATA_ASAN)
   static constexpr std::size_t default_stack_bytes = 1024 * 1024;
@@ -77,6 +84,12 @@ struct options {
       else
         throw invalid_argument("strata::emulator::options", "STRATA_EMU_PLACEMENT",
                                "must be dispatch_model or shuffled, got '" + std::string(s) + "'");
+    }
+    if (const char* v = get("STRATA_EMU_RACECHECK")) {
+      const std::string_view s(v);
+      if (s == "1") o.race_check = true;
+      else if (s == "0") o.race_check = false;
+      else throw invalid_argument("strata::emulator::options", "STRATA_EMU_RACECHECK", "must be 0 or 1, got '" + std::string(s) + "'");
     }
     if (const char* v = get("STRATA_EMU_SCHEDULE")) {
       const std::string_view s(v);

@@ -20,6 +20,7 @@ struct launch_info {
   long long clusters_per_unit = 1;  // a unit runs on one worker: one cluster, or the whole grid when
                                     // the launch is cooperative (every block co-resident)
   bool cooperative = false;
+  bool race_check = false;          // the shared-memory race detector is on (race_check.hpp)
   const int* placement = nullptr;   // chiplet of each block when the placement is shuffled, else null
   int warp_size = 32;
   int warps_per_block = 0;

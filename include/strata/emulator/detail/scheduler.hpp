@@ -31,6 +31,7 @@ namespace bctx = boost::context;
 /// Bytes written after each block's shared memory; a kernel that writes past its shared memory
 /// changes them and the launch fails with an error naming the kernel and block.
 inline constexpr std::size_t canary_bytes = 64;
+static_assert(canary_bytes == race::overrun_zone, "the race-check build reports accesses into the canary zone");
 inline constexpr unsigned char canary_byte = 0xA5;
 /// Shared memory starts filled with this byte (0xFFFFFFFF is a NaN as a float): reading shared
 /// memory nobody wrote gives NaN or -1, not a plausible zero.
@@ -100,6 +101,8 @@ inline void block_sync(gpu_thread& t, const site& where) {
   }
   if (++b.arrived == b.expected) {
     b.arrived = 0;
+    ++t.block->sync_epoch;
+    t.block->last_barrier = where;
     const int base = t.block->unit_index * u.info->threads_per_block;
     for (int i = 0; i < b.expected; ++i) make_ready(u, *u.threads[base + i]);
     return;  // the last arrival goes on without a switch
@@ -121,6 +124,11 @@ inline void cluster_sync(gpu_thread& t, const site& where) {
   }
   if (++b.arrived == b.expected) {
     b.arrived = 0;
+    for (int r = 0; r < u.info->cluster_blocks; ++r) {
+      block_state& cb = u.blocks[static_cast<std::size_t>(t.block->cluster_base + r)];
+      ++cb.sync_epoch;
+      cb.last_barrier = where;
+    }
     const int base = t.block->cluster_base * u.info->threads_per_block;
     for (int i = 0; i < b.expected; ++i) make_ready(u, *u.threads[base + i]);
     return;
@@ -166,6 +174,7 @@ inline int warp_rendezvous(gpu_thread& t, collective op, const void* value, std:
   if (++w.arrived == w.lanes) {
     w.arrived = 0;
     w.parity ^= 1;
+    ++w.sync_epoch;
     const int base = t.block->unit_index * u.info->threads_per_block + t.warp_index * u.info->warp_size;
     for (int i = 0; i < w.lanes; ++i) {
       gpu_thread& x = *u.threads[base + i];
@@ -202,6 +211,7 @@ void warp_gather(gpu_thread& t, const char* name, void* io, const site& where, F
     const int base = t.block->unit_index * u.info->threads_per_block + t.warp_index * u.info->warp_size;
     void* all[max_warp_size];
     for (int i = 0; i < w.lanes; ++i) all[i] = u.threads[base + i]->gather_io;
+    ++w.sync_epoch;  // the atom runs after every lane arrived: ordered after their earlier accesses
     fn(all, w.lanes);
     for (int i = 0; i < w.lanes; ++i) {
       gpu_thread& x = *u.threads[base + i];
@@ -320,9 +330,12 @@ inline bctx::fiber fiber_main(gpu_thread* t, bctx::fiber&& scheduler) {
 
 /// Switches from the scheduler into GPU thread `t` until it suspends or parks.
 inline void resume(gpu_thread& t, void** scheduler_fake_stack) {
+  race::worker_state& rs = race::local();
+  rs.current = &t;  // the race detector attributes accesses to the running GPU thread
   switch_begin(scheduler_fake_stack, t.stack);
   t.self = std::move(t.self).resume();
   switch_end(*scheduler_fake_stack, nullptr);
+  rs.current = nullptr;
 }
 
 /// A stack allocator that remembers the stack it handed out (AddressSanitizer needs its bounds).
@@ -410,6 +423,13 @@ inline void run_unit(worker& w, unit_state& u, schedule order, std::mt19937_64& 
       if (!t.runnable) continue;
       ++resumes;
       resume(t, &w.fake_stack);
+      if (!race::local().first_race.empty()) {
+        std::string report = "strata emulator: kernel '" + u.info->kernel + "' (as " + u.info->target + "), block " +
+                             dims_str(t.block->index) + ": " + race::local().first_race;
+        race::local().first_race.clear();
+        abort_unit_threads(w, u);
+        throw emulator_error(report);
+      }
       if (t.error) {
         std::exception_ptr e = t.error;
         t.error = nullptr;

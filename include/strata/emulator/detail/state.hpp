@@ -64,6 +64,7 @@ struct warp_state {
   collective op = collective::sync;
   site where;
   int first_lane = 0;  // the lane that opened the current collective (for messages)
+  std::uint32_t sync_epoch = 0;  // completed collectives (the race detector's warp-level order)
   alignas(16) unsigned char slots[2][max_warp_size][max_exchange_bytes];
 };
 
@@ -85,6 +86,8 @@ struct block_state {
   int threads = 0;
   unsigned char* smem = nullptr;
   barrier_state barrier;
+  std::uint32_t sync_epoch = 0;  // completed block and cluster barriers (the race detector's order)
+  site last_barrier;             // where the last completed block barrier was (for race reports)
   std::vector<warp_state>* warps = nullptr;  // owned by the worker, reused
   int warp_base = 0;                         // index of this block's first warp in *warps
 };
@@ -132,6 +135,12 @@ struct gpu_thread {
   void* fake_stack = nullptr;
 };
 
+namespace race {
+// The race detector records the copies as writes of the thread that waits for them (race_check.hpp,
+// included at the end of this file).
+inline void on_access(const void* p, std::size_t bytes, bool write);
+}  // namespace race
+
 /// Lands the `groups` oldest committed groups of `t`'s asynchronous copies, in issue order (what
 /// cp.async.wait_group does for the groups it covers). copy/cp_async.hpp implements the atoms.
 inline void land_async_groups(gpu_thread& t, std::size_t groups) {
@@ -140,6 +149,7 @@ inline void land_async_groups(gpu_thread& t, std::size_t groups) {
   const std::size_t end = t.async_groups[groups - 1];
   for (std::size_t i = 0; i < end; ++i) {
     const gpu_thread::pending_copy& c = t.async_pending[i];
+    race::on_access(c.dst, c.bytes, true);
     if (c.src) std::memmove(c.dst, c.src, c.bytes);
     else std::memset(c.dst, 0, c.bytes);
   }
@@ -158,3 +168,5 @@ inline void land_all_async(gpu_thread& t) {
 struct abort_unit {};
 
 }  // namespace strata::emulator::detail
+
+#include "strata/emulator/detail/race_check.hpp"
