@@ -8,12 +8,35 @@
 //   v(i, j, ...), v(coord), v[i]    element access (linear indices are colexicographic, layout.hpp)
 //   local_tile(v, shape, coord)     the tile at `coord` (in tiles) of shape `shape`
 //   vectorize<V>(v)                 the same memory as vectors of V elements (static checks in words)
+//
+// Bounds-checking mode (STRATA_BOUNDS_CHECK=1, host and emulator builds; on by default in the race-check
+// build): every v(i, j, ...) and v[i] checks each integer coordinate against its mode's extent (a
+// linear index against the size) and throws strata::bounds_error naming the view, its memory space,
+// its shape and the offending coordinate. A view's name is "view" unless set with named(v, "A tile");
+// local_tile, tile and vectorize keep it. Inside a kernel on the emulator the error fails the launch
+// with the kernel, block and thread. Off by default: the checks cost a branch per access.
 #pragma once
 
 #include <cstddef>
 #include <type_traits>
 
 #include "strata/config/config.hpp"
+
+#ifndef STRATA_BOUNDS_CHECK
+#if defined(STRATA_RACE_CHECK) && STRATA_RACE_CHECK
+#define STRATA_BOUNDS_CHECK 1
+#else
+#define STRATA_BOUNDS_CHECK 0
+#endif
+#endif
+#if STRATA_BOUNDS_CHECK && STRATA_DEVICE_PASS
+#error "STRATA_BOUNDS_CHECK is a host and emulator mode; do not define it for a device compilation"
+#endif
+#if STRATA_BOUNDS_CHECK
+#include <string>
+
+#include "strata/runtime/error.hpp"
+#endif
 #include "strata/tensor/algebra.hpp"
 #include "strata/tensor/layout.hpp"
 #include "strata/tensor/swizzle.hpp"
@@ -21,6 +44,59 @@
 namespace strata {
 
 enum class memory_space { global, shared, reg };
+
+#if STRATA_BOUNDS_CHECK
+/// A view access outside the view's shape (bounds-checking mode only).
+class bounds_error : public error {
+ public:
+  using error::error;
+};
+
+namespace detail {
+inline const char* space_name(memory_space s) {
+  return s == memory_space::global ? "global" : s == memory_space::shared ? "shared" : "register";
+}
+template <class X>
+std::string coord_string(const X& x) {
+  if constexpr (is_tuple_v<X>) {
+    std::string r = "(";
+    for_each(x, [&](const auto& e) { r += (r.size() > 1 ? ", " : "") + coord_string(e); });
+    return r + ")";
+  } else {
+    return std::to_string(static_cast<long long>(value_of(x)));
+  }
+}
+/// Throws bounds_error when a coordinate of an access to view (name, space, shape) is outside it.
+template <class Shape, class... Cs>
+void check_access(const char* name, memory_space space, const Shape& shape, long long size, const Cs&... cs) {
+  auto fail = [&](const std::string& what) {
+    std::string at;
+    ((at += (at.empty() ? "" : ", ") + coord_string(cs)), ...);
+    throw bounds_error("strata bounds check: view '" + std::string(name) + "' (" + space_name(space) +
+                       " memory, shape " + coord_string(shape) + ") accessed at (" + at + "): " + what);
+  };
+  if constexpr (sizeof...(Cs) == 1 && (std::is_integral_v<std::remove_cvref_t<Cs>> && ...)) {
+    const long long i = static_cast<long long>((cs, ...));
+    if (i < 0 || i >= size)
+      fail("linear index " + std::to_string(i) + " is outside [0, " + std::to_string(size) + ")");
+  } else if constexpr (is_tuple_v<Shape> && sizeof...(Cs) == tuple_size_v<Shape>) {
+    int mode = 0;
+    auto one = [&](const auto& extent, const auto& c) {
+      if constexpr (!is_tuple_v<decltype(extent)> && !is_tuple_v<decltype(c)>) {
+        const long long x = static_cast<long long>(value_of(c)), e = static_cast<long long>(value_of(extent));
+        if (x < 0 || x >= e)
+          fail("coordinate " + std::to_string(mode) + " is " + std::to_string(x) + ", outside [0, " +
+               std::to_string(e) + ")");
+      }
+      ++mode;
+    };
+    [&]<std::size_t... Is>(std::index_sequence<Is...>) {
+      (one(get<Is>(shape), cs), ...);
+    }(std::make_index_sequence<sizeof...(Cs)>{});
+  }
+}
+}  // namespace detail
+#endif
 
 template <class T, class Layout, memory_space Space = memory_space::global>
 struct tensor_view {
@@ -31,6 +107,9 @@ struct tensor_view {
 
   T* ptr = nullptr;
   [[no_unique_address]] Layout layout_{};
+#if STRATA_BOUNDS_CHECK
+  const char* name = "view";  // for bounds_error messages (named(v, "..."))
+#endif
 
   constexpr tensor_view() = default;
   STRATA_HOST_DEVICE constexpr tensor_view(T* p, const Layout& l) : ptr(p), layout_(l) {}
@@ -41,10 +120,29 @@ struct tensor_view {
   STRATA_HOST_DEVICE constexpr auto size() const { return layout_.size(); }
 
   template <class... Cs>
-  STRATA_HOST_DEVICE constexpr T& operator()(const Cs&... cs) const { return ptr[layout_(cs...)]; }
+  STRATA_HOST_DEVICE constexpr T& operator()(const Cs&... cs) const {
+#if STRATA_BOUNDS_CHECK
+    if (!std::is_constant_evaluated()) detail::check_access(name, Space, layout_.shape(), (long long)value_of(layout_.size()), cs...);
+#endif
+    return ptr[layout_(cs...)];
+  }
   template <class I>
-  STRATA_HOST_DEVICE constexpr T& operator[](I i) const { return ptr[layout_(i)]; }
+  STRATA_HOST_DEVICE constexpr T& operator[](I i) const {
+#if STRATA_BOUNDS_CHECK
+    if (!std::is_constant_evaluated()) detail::check_access(name, Space, layout_.shape(), (long long)value_of(layout_.size()), i);
+#endif
+    return ptr[layout_(i)];
+  }
 };
+
+/// The same view, named `name` in bounds-checking messages (a no-op otherwise). `name` must outlive it.
+template <class V>
+STRATA_HOST_DEVICE constexpr V named(V v, [[maybe_unused]] const char* name) {
+#if STRATA_BOUNDS_CHECK
+  v.name = name;
+#endif
+  return v;
+}
 
 template <class T, class L, memory_space Sp>
 STRATA_HOST_DEVICE constexpr auto size(const tensor_view<T, L, Sp>& v) { return v.size(); }
@@ -89,6 +187,14 @@ STRATA_HOST_DEVICE constexpr auto make_register_tensor_like(const V& v) {
 // ---- sub-views -----------------------------------------------------------------------------------------
 
 namespace detail {
+/// `to` with the bounds-checking name of `from`.
+template <class From, class To>
+STRATA_HOST_DEVICE constexpr To keep_name([[maybe_unused]] const From& from, To to) {
+#if STRATA_BOUNDS_CHECK
+  to.name = from.name;
+#endif
+  return to;
+}
 /// The linear layout under a possible swizzle.
 template <class L>
 STRATA_HOST_DEVICE constexpr const auto& linear_part(const L& l) {
@@ -100,9 +206,9 @@ template <class T, class L, memory_space Sp, class Sub, class Off>
 STRATA_HOST_DEVICE constexpr auto rebase(const tensor_view<T, L, Sp>& v, Off offset, const Sub& sub) {
   if constexpr (is_swizzled<L>::value) {
     using R = swizzled_layout<typename L::swizzle_type, Sub>;
-    return tensor_view<T, R, Sp>(v.ptr, R(sub, v.layout().base + static_cast<long long>(offset)));
+    return keep_name(v, tensor_view<T, R, Sp>(v.ptr, R(sub, v.layout().base + static_cast<long long>(offset))));
   } else {
-    return tensor_view<T, Sub, Sp>(v.ptr + offset, sub);
+    return keep_name(v, tensor_view<T, Sub, Sp>(v.ptr + offset, sub));
   }
 }
 template <class S, class Check = void>
@@ -164,8 +270,8 @@ STRATA_HOST_DEVICE constexpr auto vectorize(const tensor_view<T, L, Sp>& v) {
     if constexpr (decltype(d)::value == 1) return d;
     else return d / constant<V>{};
   });
-  return tensor_view<vec<T, V>, decltype(make_layout(shape_v, stride_v)), Sp>(reinterpret_cast<vec<T, V>*>(v.ptr),
-                                                                              make_layout(shape_v, stride_v));
+  return detail::keep_name(v, tensor_view<vec<T, V>, decltype(make_layout(shape_v, stride_v)), Sp>(
+                                 reinterpret_cast<vec<T, V>*>(v.ptr), make_layout(shape_v, stride_v)));
 }
 
 }  // namespace strata
