@@ -19,7 +19,9 @@ void entry_case(int m, int n, int k, layout la, layout lb, dtype ta, dtype td, f
   const auto ha = random_values<TA>(sa * batch, seed), hb = random_values<TA>(sb * batch, seed + 1);
   const auto hc = random_values<TD>(sd * batch, seed + 2);
   const auto hbias = random_values<float>(n, seed + 3);
-  auto da = to_device(s, ha), db = to_device(s, hb), dd = to_device(s, hc), dbias = to_device(s, hbias);
+  auto da = to_device(s, ha), db = to_device(s, hb);
+  auto dd = to_device(s, hc);
+  auto dbias = to_device(s, hbias);
   const sg::matrix a{da.data(), m, k, lda, la, ta, (long long)sa}, b{db.data(), k, n, ldb, lb, ta, (long long)sb},
       d{dd.data(), m, n, ldd, layout::row_major, td, (long long)sd};
   sg::options o{.alpha = 0.75f, .beta = beta, .batch = batch, .bias = dbias.data(),
