@@ -7,7 +7,8 @@
 //       split-KV decoding against a contiguous or paged cache, appending new K/V first
 //
 // Errors: strata::invalid_argument naming "strata::attention" (or "strata::attention_decode") and the
-// argument; strata::unsupported for a head dim that no configuration of the target holds.
+// argument; strata::unsupported for a head dim that no configuration of the target holds. Tensors and
+// workspaces must be 16-byte aligned.
 #pragma once
 
 #include <cmath>
@@ -273,6 +274,8 @@ void attention_decode(stream& s, const attn::tensor& q, const attn::tensor& k_ca
   if (splits > 1 && ws.bytes < attention_decode_workspace_size(q, v_cache.dim, splits))
     throw invalid_argument(op, "workspace", "has " + A::detail::num(static_cast<long long>(ws.bytes)) + " bytes, needs " +
                                                 A::detail::num(static_cast<long long>(attention_decode_workspace_size(q, v_cache.dim, splits))));
+  if (splits > 1 && (!ws.data || reinterpret_cast<std::uintptr_t>(ws.data) % 16 != 0))
+    throw invalid_argument(op, "workspace", "must be a non-null, 16-byte aligned pointer (split-KV partials are fp32 rows)");
 
   A::detail::forward_params fp = A::detail::base_params(q, k_cache, v_cache, o, opt);
   fp.used_k = dec.cache_seqlens;
@@ -393,6 +396,8 @@ backward_params prepare_backward(const std::string& op, const tensor& q, const t
   if (ws.bytes < lay.total() || (lay.total() > 0 && !ws.data))
     throw invalid_argument(op, "workspace", "has " + num(static_cast<long long>(ws.bytes)) + " bytes, needs " +
                                                 num(static_cast<long long>(lay.total())) + " (attention_backward_workspace_size)");
+  if (lay.total() > 0 && reinterpret_cast<std::uintptr_t>(ws.data) % 16 != 0)
+    throw invalid_argument(op, "workspace", "must be 16-byte aligned (fp32 dQ partials)");
   backward_params bp{};
   bp.f = base_params(q, k, v, o, opt);
   bp.dout = dout.data, bp.dq = dq.data, bp.dk = dk.data, bp.dv = dv.data;

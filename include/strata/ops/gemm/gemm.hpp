@@ -13,8 +13,11 @@
 //
 // Validation (strata::invalid_argument naming "strata::gemm" and the argument): shapes agree
 // (A m x k, B k x n, C and D m x n), leading dimensions cover a row / column, dtypes form a supported
-// combination, batch >= 1 with batch strides that do not overlap, non-null pointers where elements
-// exist, elements aligned to their size, bias length n. A combination the build's target has no units
+// combination, 1 <= batch <= 65535 with batch strides that do not overlap (D's batch entries may not
+// share elements: batch_stride 0 is only for inputs), non-null pointers where elements exist,
+// elements aligned to their size, bias length n, D's memory range disjoint from A's and B's (C may
+// alias D only exactly: same pointer, ld, layout and batch stride), options.work 16-byte aligned,
+// and an output tile count that fits one grid. A combination the build's target has no units
 // for (fp8 without fp8 MMA) is strata::unsupported naming the operator.
 //
 // Heuristic (documented in docs/gemm.md):
@@ -104,6 +107,21 @@ namespace detail {
   throw invalid_argument("strata::gemm", arg, why);
 }
 
+/// The bytes [first, last) a matrix's elements span over all batch entries (empty when it has none).
+struct byte_range {
+  std::uintptr_t first = 0, last = 0;
+  bool overlaps(const byte_range& o) const { return first < last && o.first < o.last && first < o.last && o.first < last; }
+};
+inline byte_range range_of(const matrix& x, int batch) {
+  if (x.rows <= 0 || x.cols <= 0 || !x.data) return {};
+  const long long inner = x.order == layout::row_major ? x.cols : x.rows;
+  const long long outer = x.order == layout::row_major ? x.rows : x.cols;
+  const unsigned long long elems = (unsigned long long)(batch - 1) * (unsigned long long)std::max<long long>(0, x.batch_stride) +
+                                   (unsigned long long)(outer - 1) * (unsigned long long)x.ld + (unsigned long long)inner;
+  const auto first = reinterpret_cast<std::uintptr_t>(x.data);
+  return {first, first + std::uintptr_t(elems * size_of(x.type))};
+}
+
 inline void check_matrix(const matrix& x, const char* name, int rows, int cols, int batch) {
   const std::string n = name;
   if (x.rows != rows || x.cols != cols)
@@ -179,6 +197,22 @@ operand<T> operand_of(const matrix& x) {
   return {static_cast<T*>(const_cast<void*>(x.data)), x.ld, x.order, x.batch_stride};
 }
 
+/// Checks that come after the shape, dtype and workspace-size checks (the entry's earlier errors keep
+/// their priority): aliasing and workspace alignment.
+inline void check_aliasing(const matrix& a, const matrix& b, const matrix& c, const matrix& d, const options& o, bool uses_work) {
+  // Blocks read A and B tiles while others already write D, so D may share no byte with A or B; C
+  // may be D itself (each element is read and written by one thread), nothing in between.
+  const byte_range rd = range_of(d, o.batch);
+  if (o.batch > 1 && d.batch_stride == 0 && rd.first < rd.last)
+    bad("d", "batch_stride is 0 with batch " + std::to_string(o.batch) + ": every batch entry would write the same elements");
+  if (rd.overlaps(range_of(a, o.batch))) bad("d", "overlaps a (D may not alias an input other than C)");
+  if (rd.overlaps(range_of(b, o.batch))) bad("d", "overlaps b (D may not alias an input other than C)");
+  const bool same = c.data == d.data && c.ld == d.ld && c.order == d.order && (o.batch == 1 || c.batch_stride == d.batch_stride);
+  if (o.beta != 0.f && !same && rd.overlaps(range_of(c, o.batch)))
+    bad("c", "partly overlaps d (C may alias D only exactly: same pointer, ld, layout and batch stride)");
+  if (uses_work && reinterpret_cast<std::uintptr_t>(o.work.data) % 16 != 0) bad("options.work", "must be 16-byte aligned");
+}
+
 template <class TA, class TD>
 void run(stream& s, const matrix& a, const matrix& b, const matrix& c, const matrix& d, const options& o, int units) {
   const int m = d.rows, n = d.cols, k = a.cols;
@@ -193,6 +227,11 @@ void run(stream& s, const matrix& a, const matrix& b, const matrix& c, const mat
     if (o.beta != 0.f && o.batch > 1 && c.batch_stride != d.batch_stride)
       bad("c", "batch_stride must equal d's when beta != 0 (C is read at D's batch offsets)");
     const problem pr{m, n, k, o.batch};
+    // One block per output tile: the tile count must fit the grid's x extent (an int).
+    const long long tiles = (long long)((m + K::tiles.tile_m - 1) / K::tiles.tile_m) * ((n + K::tiles.tile_n - 1) / K::tiles.tile_n);
+    if (tiles > 0x7fffffffLL)
+      bad("d", "is " + std::to_string(m) + " x " + std::to_string(n) + ": " + std::to_string(tiles) +
+                   " output tiles, more than one grid holds (2^31 - 1)");
     if (o.stream_k) {
       using SK = stream_k_kernel<K>;
       const int blocks = o.stream_k_blocks > 0 ? o.stream_k_blocks : units;
@@ -201,6 +240,7 @@ void run(stream& s, const matrix& a, const matrix& b, const matrix& c, const mat
       if (!o.work.data || o.work.bytes < need)
         bad("options.work", "holds " + std::to_string(o.work.bytes) + " bytes; stream-K over " + std::to_string(blocks) +
                                 " blocks needs " + std::to_string(need) + " (see strata::ops::gemm::workspace_size)");
+      check_aliasing(a, b, c, d, o, true);
       if (m == 0 || n == 0) return;
       const auto base = K::make_params(pr, operand_of<const TA>(a), operand_of<const TA>(b), operand_of<TD>(d), ep);
       zero_on_device(s, static_cast<unsigned char*>(o.work.data), SK::zeroed_bytes(per_chiplet));
@@ -216,6 +256,9 @@ void run(stream& s, const matrix& a, const matrix& b, const matrix& c, const mat
     if (splits > 1 && (!o.work.data || o.work.bytes < need))
       bad("options.work", "holds " + std::to_string(o.work.bytes) + " bytes; " + std::to_string(splits) +
                               " K splits need " + std::to_string(need) + " (see strata::ops::gemm::workspace_size)");
+    check_aliasing(a, b, c, d, o, splits > 1);
+    if (splits > 1 && ((long long)m * n + 255) / 256 > 0x7fffffffLL)  // reduce_kernel: 256 threads per block
+      bad("d", "is too large for split-K's reduction grid; pass options.split_k = 1");
     auto p = K::make_params(pr, operand_of<const TA>(a), operand_of<const TA>(b), operand_of<TD>(d), ep, splits,
                             static_cast<Acc*>(o.work.data));
     if (m == 0 || n == 0 || o.batch == 0) return;
@@ -273,7 +316,9 @@ inline std::size_t workspace_size(const matrix& d, const options& o) {
 inline void run(stream& s, const matrix& a, const matrix& b, const matrix& c, const matrix& d, const options& o = {}) {
   using detail::bad;
   if (o.batch < 1) bad("options.batch", "must be at least 1, got " + std::to_string(o.batch));
-  if (d.rows < 0 || d.cols < 0 || a.cols < 0) bad("a", "has a negative extent");
+  if (o.batch > 65535) bad("options.batch", "must be at most 65535 (the grid's z extent), got " + std::to_string(o.batch));
+  if (d.rows < 0 || d.cols < 0) bad("d", "has a negative extent (" + std::to_string(d.rows) + " x " + std::to_string(d.cols) + ")");
+  if (a.cols < 0) bad("a", "has a negative extent (" + std::to_string(a.rows) + " x " + std::to_string(a.cols) + ")");
   const int m = d.rows, n = d.cols, k = a.cols;
   detail::check_matrix(a, "a", m, k, o.batch);
   detail::check_matrix(b, "b", k, n, o.batch);
