@@ -252,6 +252,23 @@ TEST_CASE("attention: null, misaligned, negative", "[bad-input][attention]") {
   expect_error<strata::invalid_argument>(t.fwd(q, t.k, t.v, t.o), AF, "q");
 }
 
+TEST_CASE("attention: outputs aliasing inputs", "[bad-input][attention]") {
+  attn_setup t;
+  // o over k or v: other blocks still read K and V while a block writes its O rows.
+  auto o = t.o;
+  o.data = t.k.data;
+  expect_error<strata::invalid_argument>(t.fwd(t.q, t.k, t.v, o), AF, "o");
+  o.data = t.v.data;
+  expect_error<strata::invalid_argument>(t.fwd(t.q, t.k, t.v, o), AF, "o");
+  // o exactly q (same pointer and layout) is allowed: each block reads its Q rows before writing them.
+  // Partly over q is not.
+  CHECK_NOTHROW(t.fwd(t.q, t.k, t.v, t.q)());
+  o = t.q;
+  o.data = static_cast<char*>(t.q.data) + 16 * A::element_bytes(t.q.type);
+  o.seqlen = t.q.seqlen;
+  expect_error<strata::invalid_argument>(t.fwd(t.q, t.k, t.v, o), AF, "o");
+}
+
 TEST_CASE("attention: sizes past 2^31 (validation only)", "[bad-input][attention]") {
   attn_setup t;
   // Strides are 64-bit: a q of 2^20 x 2^12 x 32 x 32 elements (2^37) validates; the grid it needs
@@ -380,6 +397,18 @@ TEST_CASE("attention_backward: bad inputs", "[bad-input][attention]") {
   expect_error<strata::invalid_argument>(call(dq, dk, opt, {nullptr, need}), AB, "workspace");
   const auto w = expect_error<strata::invalid_argument>(call(dq, dk, opt, {offset(t.bws.data(), 4), need}), AB, "workspace");
   CHECK_THAT(w, Contains("16-byte aligned"));
+  // Gradients may share memory with no input and with no other gradient.
+  auto dq_over_q = dq;
+  dq_over_q.data = t.q.data;
+  expect_error<strata::invalid_argument>(call(dq_over_q, dk, opt, ws), AB, "dq");
+  auto dk_over_dout = dk;
+  dk_over_dout.data = dout.data;
+  expect_error<strata::invalid_argument>(call(dq, dk_over_dout, opt, ws), AB, "dk");
+  auto dk_over_dq = dk;
+  dk_over_dq.data = dq.data;
+  const auto w2 = expect_error<strata::invalid_argument>(call(dq, dk_over_dq, opt, ws), AB, "dk");
+  CHECK_THAT(w2, Contains("overlaps dq"));
+  CHECK_NOTHROW(call(dq, dk, opt, ws)());  // the same call with separate buffers runs
 }
 
 // ---- strata::embedding_bag / embedding_bag_backward ------------------------------------------------

@@ -8,11 +8,13 @@
 //
 // Errors: strata::invalid_argument naming "strata::attention" (or "strata::attention_decode") and the
 // argument; strata::unsupported for a head dim that no configuration of the target holds. Tensors and
-// workspaces must be 16-byte aligned.
+// workspaces must be 16-byte aligned. Outputs may not overlap the inputs (o may be exactly q) or each
+// other.
 #pragma once
 
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 
 #include "strata/ops/attention/backward.hpp"
@@ -83,6 +85,48 @@ void with_dims(int d, int dv, F&& f) {
 }
 
 /// Everything the forward and decode entries share: checks of q, k, v, o and the options.
+/// The bytes [first, last) a tensor's elements span (empty when it has none or no pointer).
+struct byte_span {
+  std::uintptr_t first = 0, last = 0;
+  bool overlaps(const byte_span& o) const { return first < last && o.first < o.last && first < o.last && o.first < last; }
+};
+inline byte_span span_of(const tensor& t) {
+  if (!t.data || t.batch <= 0 || t.seqlen <= 0 || t.heads <= 0 || t.dim <= 0) return {};
+  auto mag = [](long long x) { return static_cast<unsigned long long>(x < 0 ? -x : x); };
+  const unsigned long long elems = (unsigned long long)(t.batch - 1) * mag(t.batch_stride) +
+                                   (unsigned long long)(t.seqlen - 1) * mag(t.row_stride) +
+                                   (unsigned long long)(t.heads - 1) * mag(t.head_stride) + (unsigned long long)t.dim;
+  const auto first = reinterpret_cast<std::uintptr_t>(t.data);
+  return {first, first + static_cast<std::uintptr_t>(elems * static_cast<unsigned long long>(element_bytes(t.type)))};
+}
+inline bool same_layout(const tensor& a, const tensor& b) {
+  return a.data == b.data && a.type == b.type && a.batch == b.batch && a.seqlen == b.seqlen && a.heads == b.heads &&
+         a.dim == b.dim && a.batch_stride == b.batch_stride && a.row_stride == b.row_stride && a.head_stride == b.head_stride;
+}
+struct named_tensor {
+  const char* name;
+  const tensor* t;
+};
+/// Outputs may share no memory with the inputs other blocks still read, nor with each other: a block
+/// writes its output rows while other blocks read K and V (and, in the backward, every input). An
+/// output may be exactly one input of `in_place` (same pointer and layout: each block reads its own
+/// rows before it writes them), e.g. o == q.
+inline void check_outputs(const std::string& op, std::initializer_list<named_tensor> outs,
+                          std::initializer_list<named_tensor> ins, const tensor* in_place = nullptr) {
+  for (auto out = outs.begin(); out != outs.end(); ++out) {
+    const byte_span so = span_of(*out->t);
+    for (const named_tensor& in : ins) {
+      if (in.t == in_place && same_layout(*out->t, *in.t)) continue;
+      if (so.overlaps(span_of(*in.t)))
+        throw invalid_argument(op, out->name, std::string("overlaps ") + in.name +
+                                                  " (an output may not share memory with an input other blocks still read)");
+    }
+    for (auto other = outs.begin(); other != out; ++other)
+      if (so.overlaps(span_of(*other->t)))
+        throw invalid_argument(op, out->name, std::string("overlaps ") + other->name + " (outputs must not share memory)");
+  }
+}
+
 inline void validate(const std::string& op, const tensor& q, const tensor& k, const tensor& v, const tensor& o,
                      const options& opt, bool paged) {
   check_tensor(op, "q", q);
@@ -150,14 +194,19 @@ template <class Elem, int D, int Dv, class Target>
 constexpr bool fits = default_config<Target, Elem, D, Dv>().block_n > 0;
 
 /// Launches the forward kernel of (Elem, D, Dv) with fp.num_splits splits.
-template <class Elem, int D, int Dv, class Target, class SM, class MM>
-void launch_forward(stream& s, const std::string& op, forward_params fp, const SM& sm, const MM& mm) {
+/// `before` runs the checks that come after the configuration is known to exist (aliasing).
+struct no_check {
+  void operator()() const {}
+};
+template <class Elem, int D, int Dv, class Target, class SM, class MM, class Before = no_check>
+void launch_forward(stream& s, const std::string& op, forward_params fp, const SM& sm, const MM& mm,
+                    const Before& before = {}) {
   if constexpr (!fits<Elem, D, Dv, Target>) {
-    (void)s, (void)fp, (void)sm, (void)mm;
+    (void)s, (void)fp, (void)sm, (void)mm, (void)before;
     throw unsupported(op + ": head dim " + num(D) + " (V " + num(Dv) + ") in " + (sizeof(Elem) == 4 ? "fp32" : "16-bit") +
                       " does not fit the shared memory of target " + std::string(Target::name));
   } else if constexpr ((STRATA_BACKEND_CUDA || STRATA_BACKEND_HIP) && !shipped<Target, Elem, D, Dv>()) {
-    (void)s, (void)fp, (void)sm, (void)mm;
+    (void)s, (void)fp, (void)sm, (void)mm, (void)before;
     throw unsupported(op + ": head dim " + num(D) + " (V " + num(Dv) + ") in " + (sizeof(Elem) == 4 ? "fp32" : "16-bit") +
                       " is not shipped for target " + std::string(Target::name) +
                       " (it spills registers there; see docs/attention.md, feature matrix)");
@@ -167,6 +216,7 @@ void launch_forward(stream& s, const std::string& op, forward_params fp, const S
     const long long blocks = static_cast<long long>(fp.batch) * fp.heads * fp.m_tiles * fp.num_splits;
     if (blocks == 0) return;
     if (blocks > 0x7fffffffLL) throw invalid_argument(op, "q", "needs " + num(blocks) + " blocks, more than one grid holds");
+    before();
     K kernel{};
     kernel.score_mod = sm;
     kernel.mask_mod = mm;
@@ -190,9 +240,11 @@ void attention(stream& s, const attn::tensor& q, const attn::tensor& k, const at
   const std::string op = "strata::attention";
   A::detail::validate(op, q, k, v, o, opt, false);
   const A::detail::forward_params fp = A::detail::base_params(q, k, v, o, opt);
+  const auto aliasing = [&] { A::detail::check_outputs(op, {{"o", &o}}, {{"q", &q}, {"k", &k}, {"v", &v}}, &q); };
   A::detail::with_dtype(q.type, [&](auto e) {
     A::detail::with_dims(q.dim, v.dim, [&](auto d, auto dv) {
-      A::detail::launch_forward<decltype(e), decltype(d)::value, decltype(dv)::value, Target>(s, op, fp, score_mod, mask_mod);
+      A::detail::launch_forward<decltype(e), decltype(d)::value, decltype(dv)::value, Target>(s, op, fp, score_mod, mask_mod,
+                                                                                             aliasing);
     });
   });
 }
@@ -209,7 +261,9 @@ void run(stream& s, const tensor& q, const tensor& k, const tensor& v, const ten
   const dtype want = std::is_same_v<Elem, float> ? dtype::fp32 : std::is_same_v<Elem, bf16> ? dtype::bf16 : dtype::fp16;
   if (q.type != want) throw invalid_argument(op, "q", std::string("has dtype ") + to_string(q.type) + " but this entry is " + to_string(want));
   if (q.dim != D || v.dim != Dv) throw invalid_argument(op, "q", "head dims do not match this entry's " + detail::num(D) + "/" + detail::num(Dv));
-  detail::launch_forward<Elem, D, Dv, Target>(s, op, detail::base_params(q, k, v, o, opt), score_mod, mask_mod);
+  detail::launch_forward<Elem, D, Dv, Target>(s, op, detail::base_params(q, k, v, o, opt), score_mod, mask_mod, [&] {
+    detail::check_outputs(op, {{"o", &o}}, {{"q", &q}, {"k", &k}, {"v", &v}}, &q);
+  });
 }
 }  // namespace attn
 
@@ -414,16 +468,17 @@ backward_params prepare_backward(const std::string& op, const tensor& q, const t
   return bp;
 }
 
-template <class Elem, int D, int Dv, class Target>
-void launch_backward(stream& s, const std::string& op, const backward_params& bp) {
+template <class Elem, int D, int Dv, class Target, class Before = no_check>
+void launch_backward(stream& s, const std::string& op, const backward_params& bp, const Before& before = {}) {
   if constexpr (backward_block_n<Target, D, Dv>() == 0) {
-    (void)s, (void)bp;
+    (void)s, (void)bp, (void)before;
     throw unsupported(op + ": head dim " + num(D) + " has no backward tile on target " + std::string(Target::name));
   } else {
     const forward_params& p = bp.f;
     const long long kv_blocks = static_cast<long long>(p.batch) * p.heads_k * bp.k_tiles;
     const long long rows = static_cast<long long>(p.batch) * p.heads * p.seqlen_q;
     if (kv_blocks > 0x7fffffffLL || rows > 0x7fffffffLL) throw invalid_argument(op, "q", "is too large for one grid");
+    before();
     using KV = backward_dkdv_kernel<Elem, D, Dv, Target>;
     if (kv_blocks > 0) launch(s, {.grid = static_cast<int>(kv_blocks), .block = KV::threads}, KV{}, bp);
     if (rows > 0) launch(s, {.grid = static_cast<int>(rows), .block = Target::warp_size}, backward_dq_kernel<Elem, D, Dv, Target>{}, bp);
@@ -446,10 +501,14 @@ void attention_backward(stream& s, const attn::tensor& q, const attn::tensor& k,
   namespace A = strata::attn;
   const std::string op = "strata::attention_backward";
   const A::detail::backward_params bp = A::detail::prepare_backward<Target>(op, q, k, v, o, dout, dq, dk, dv, opt, ws);
+  const auto aliasing = [&] {
+    A::detail::check_outputs(op, {{"dq", &dq}, {"dk", &dk}, {"dv", &dv}},
+                             {{"q", &q}, {"k", &k}, {"v", &v}, {"o", &o}, {"dout", &dout}});
+  };
   A::detail::with_dtype(q.type, [&](auto e) {
     using Elem = std::remove_cvref_t<decltype(e)>;
     A::detail::with_dims(q.dim, v.dim, [&](auto d, auto dvv) {
-      A::detail::launch_backward<Elem, decltype(d)::value, decltype(dvv)::value, Target>(s, op, bp);
+      A::detail::launch_backward<Elem, decltype(d)::value, decltype(dvv)::value, Target>(s, op, bp, aliasing);
     });
   });
 }
@@ -464,7 +523,10 @@ void run_backward(stream& s, const tensor& q, const tensor& k, const tensor& v, 
   const dtype want = std::is_same_v<Elem, float> ? dtype::fp32 : std::is_same_v<Elem, bf16> ? dtype::bf16 : dtype::fp16;
   if (q.type != want) throw invalid_argument(op, "q", std::string("has dtype ") + to_string(q.type) + " but this entry is " + to_string(want));
   if (q.dim != D || v.dim != Dv) throw invalid_argument(op, "q", "head dims do not match this entry's " + detail::num(D) + "/" + detail::num(Dv));
-  detail::launch_backward<Elem, D, Dv, Target>(s, op, bp);
+  detail::launch_backward<Elem, D, Dv, Target>(s, op, bp, [&] {
+    detail::check_outputs(op, {{"dq", &dq}, {"dk", &dk}, {"dv", &dv}},
+                          {{"q", &q}, {"k", &k}, {"v", &v}, {"o", &o}, {"dout", &dout}});
+  });
 }
 }  // namespace attn
 
