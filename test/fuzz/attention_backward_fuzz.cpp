@@ -1,0 +1,29 @@
+// libFuzzer target of strata::attention_backward: the bytes choose dtype, head dims, batch / heads / GQA / lengths,
+// layouts and padded strides, the options, and breakages (dtype / extent / head-dim mismatches,
+// strides that are not multiples of 16 bytes, misaligned or null pointers, bad scale / window /
+// soft-cap / dropout, gradient tensors that do not match, no LSE, dsinks without sinks, small workspaces).
+// Every input is either rejected with strata::invalid_argument / strata::unsupported naming
+// "strata::attention_backward", or the call returns and matches the double reference (test/property/attention_case.hpp).
+#include <cstddef>
+#include <cstdint>
+
+#include "../property/attention_case.hpp"
+#include "fuzz_input.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  strata_fuzz::byte_source src(data, size);
+  strata_property::attention::backward_case c;
+  if (!strata_property::attention::make_backward(src, true, c)) return 0;
+  strata::stream s;
+  // The forward (valid arguments) gives o and the LSE; a head dim it cannot hold ends the input.
+  try {
+    c.f.run(s);
+  } catch (const strata::unsupported&) {
+    return 0;
+  }
+  strata_fuzz::trace(c.describe());
+  if (!strata_fuzz::call_entry("strata::attention_backward: ", [&] { c.run(s); })) return 0;
+  const std::string err = c.check();
+  if (!err.empty()) strata_fuzz::fail(err + "\n  case: " + c.describe());
+  return 0;
+}

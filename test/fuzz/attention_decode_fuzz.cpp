@@ -1,0 +1,23 @@
+// libFuzzer target of strata::attention_decode: the bytes choose dtype, head dims, batch / heads / GQA / lengths,
+// layouts and padded strides, the options, and breakages (dtype / extent / head-dim mismatches,
+// strides that are not multiples of 16 bytes, misaligned or null pointers, bad scale / window /
+// soft-cap / dropout, bad page sizes / block tables / cache lengths / splits / workspaces).
+// Every input is either rejected with strata::invalid_argument / strata::unsupported naming
+// "strata::attention_decode", or the call returns and matches the double reference (test/property/attention_case.hpp).
+#include <cstddef>
+#include <cstdint>
+
+#include "../property/attention_case.hpp"
+#include "fuzz_input.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  strata_fuzz::byte_source src(data, size);
+  strata_property::attention::decode_case c;
+  if (!strata_property::attention::make_decode(src, true, c)) return 0;
+  strata::stream s;
+  strata_fuzz::trace(c.describe());
+  if (!strata_fuzz::call_entry("strata::attention_decode: ", [&] { c.run(s); })) return 0;
+  const std::string err = c.check();
+  if (!err.empty()) strata_fuzz::fail(err + "\n  case: " + c.describe());
+  return 0;
+}
