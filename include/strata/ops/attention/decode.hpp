@@ -34,6 +34,8 @@ struct append_params {
   const int* cache_seqlens;                       // rows already in the cache, per sequence
   const int* block_table;
   int bt_stride, page_size;
+  int capacity;   // rows the cache holds per sequence (dense: its seqlen; paged: table stride x page size)
+  int num_pages;  // paged: pages in the pool
   int batch, s_new, heads_k, d, dv;
 };
 
@@ -80,7 +82,9 @@ struct combine_kernel {
 };
 
 /// One block per new (b, t, kv head) row; threads over the head dim. Row t of sequence b goes to
-/// cache position cache_seqlens[b] + t (through the block table when the cache is paged).
+/// cache position cache_seqlens[b] + t (through the block table when the cache is paged). A position
+/// outside [0, capacity), or a page outside the pool, is not written: the lengths and the table live
+/// on the device, where the host entry cannot check them, and a bad one must never write out of bounds.
 template <class Elem, class Target>
 struct append_kernel {
   using target = Target;
@@ -96,9 +100,11 @@ struct append_kernel {
     const int t = static_cast<int>((r / p.heads_k) % p.s_new);
     const int b = static_cast<int>(r / (static_cast<long long>(p.heads_k) * p.s_new));
     const int j = p.cache_seqlens[b] + t;
+    if (j < 0 || j >= p.capacity) return;
     long long kd, vd;
     if (p.block_table) {
       const long long page = p.block_table[static_cast<long long>(b) * p.bt_stride + j / p.page_size];
+      if (page < 0 || page >= p.num_pages) return;
       kd = page * p.k_bs + static_cast<long long>(j % p.page_size) * p.k_rs + hk * p.k_hs;
       vd = page * p.v_bs + static_cast<long long>(j % p.page_size) * p.v_rs + hk * p.v_hs;
     } else {

@@ -61,6 +61,7 @@ struct forward_params {
   int k_extra;                 // keys appended after used_k (decode with new K/V)
   const int* block_table;      // paged cache or null
   int bt_stride, page_size;
+  int num_pages;               // paged: pages in the pool; a table entry outside [0, num_pages) reads page 0
   float scale, softcap;
   const float* alibi;
   const float* sinks;
@@ -83,7 +84,9 @@ STRATA_HOST_DEVICE inline seq_view sequence(const forward_params& p, int b) {
   s.q0 = p.cu_q ? p.cu_q[b] : 0;
   s.k0 = p.cu_k ? p.cu_k[b] : 0;
   s.sq = p.cu_q ? p.cu_q[b + 1] - p.cu_q[b] : (p.used_q ? p.used_q[b] : p.seqlen_q);
-  s.sk = p.cu_k ? p.cu_k[b + 1] - p.cu_k[b] : (p.used_k ? p.used_k[b] : p.seqlen_k);
+  // Device-side lengths (seqused_k, a decode's cache_seqlens) are clamped to what the cache holds, so
+  // a bad length can never make the kernel read past it.
+  s.sk = p.cu_k ? p.cu_k[b + 1] - p.cu_k[b] : (p.used_k ? imax(0, imin(p.used_k[b], p.seqlen_k - p.k_extra)) : p.seqlen_k);
   s.sk += p.k_extra;
   s.off = p.bottom_right ? s.sk - s.sq : 0;
   return s;
@@ -193,7 +196,10 @@ struct forward_kernel {
     auto row_ptr = [&](const Elem* base, long long bs, long long rs, long long hs, int j) -> const Elem* {
       if (p.block_table) {
         const int page = p.block_table[static_cast<long long>(b) * p.bt_stride + j / p.page_size];
-        return base + page * bs + static_cast<long long>(j % p.page_size) * rs + hk * hs;
+        // A page outside the pool reads page 0 instead: never outside memory (the result of such a
+        // sequence is not meaningful; docs/attention.md). A select, not a branch: no extra live state.
+        const int safe = static_cast<unsigned>(page) < static_cast<unsigned>(p.num_pages) ? page : 0;
+        return base + safe * bs + static_cast<long long>(j % p.page_size) * rs + hk * hs;
       }
       return base + b * bs + static_cast<long long>(sq.k0 + j) * rs + hk * hs;
     };

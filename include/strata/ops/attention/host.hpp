@@ -310,8 +310,10 @@ void attention_decode(stream& s, const attn::tensor& q, const attn::tensor& k_ca
     if (k_cache.seqlen != dec.paged.page_size || v_cache.seqlen != dec.paged.page_size)
       throw invalid_argument(op, "k_cache", "seqlen must equal the page size when the cache is paged");
     if (dec.paged.block_table_stride <= 0) throw invalid_argument(op, "decode.paged.block_table_stride", "must be positive");
+    if (k_cache.batch < 1 || v_cache.batch < 1) throw invalid_argument(op, "k_cache", "is a page pool with no pages (batch = pages)");
   }
   const int max_keys = paged ? dec.paged.block_table_stride * dec.paged.page_size : k_cache.seqlen;
+  const int num_pages = paged ? (k_cache.batch < v_cache.batch ? k_cache.batch : v_cache.batch) : 0;
   const bool append = dec.k_new.data != nullptr;
   int s_new = 0;
   if (append) {
@@ -322,6 +324,9 @@ void attention_decode(stream& s, const attn::tensor& q, const attn::tensor& k_ca
         dec.v_new.heads != v_cache.heads || dec.k_new.batch != q.batch || dec.v_new.seqlen != dec.k_new.seqlen)
       throw invalid_argument(op, "decode.k_new", "must be (batch, s_new, heads_k, dim) matching the cache");
     s_new = dec.k_new.seqlen;
+    if (s_new > max_keys)
+      throw invalid_argument(op, "decode.k_new", "appends " + A::detail::num(s_new) + " rows to a cache of " +
+                                                     A::detail::num(max_keys) + " rows per sequence");
   }
   int splits = dec.num_splits > 0 ? dec.num_splits : A::detail::choose_splits(static_cast<long long>(q.batch) * q.heads, max_keys);
   if (splits > 256) throw invalid_argument(op, "decode.num_splits", "must be at most 256");
@@ -335,7 +340,9 @@ void attention_decode(stream& s, const attn::tensor& q, const attn::tensor& k_ca
   fp.used_k = dec.cache_seqlens;
   fp.k_extra = s_new;
   fp.seqlen_k = max_keys;
-  if (paged) fp.block_table = dec.paged.block_table, fp.bt_stride = dec.paged.block_table_stride, fp.page_size = dec.paged.page_size;
+  if (paged)
+    fp.block_table = dec.paged.block_table, fp.bt_stride = dec.paged.block_table_stride,
+    fp.page_size = dec.paged.page_size, fp.num_pages = num_pages;
   fp.num_splits = splits;
   const long long rows = static_cast<long long>(splits) * q.batch * q.heads * q.seqlen;
   if (splits > 1) {
@@ -352,6 +359,7 @@ void attention_decode(stream& s, const attn::tensor& q, const attn::tensor& k_ca
       ap.k_bs = k_cache.batch_stride, ap.k_rs = k_cache.row_stride, ap.k_hs = k_cache.head_stride;
       ap.v_bs = v_cache.batch_stride, ap.v_rs = v_cache.row_stride, ap.v_hs = v_cache.head_stride;
       ap.cache_seqlens = dec.cache_seqlens, ap.block_table = fp.block_table, ap.bt_stride = fp.bt_stride, ap.page_size = fp.page_size;
+      ap.capacity = max_keys, ap.num_pages = num_pages;
       ap.batch = q.batch, ap.s_new = s_new, ap.heads_k = k_cache.heads, ap.d = k_cache.dim, ap.dv = v_cache.dim;
       const long long n = static_cast<long long>(q.batch) * s_new * k_cache.heads;
       if (n > 0) launch(s, {.grid = static_cast<int>(n), .block = Target::warp_size}, A::append_kernel<Elem, Target>{}, ap);
