@@ -18,6 +18,37 @@
 
 namespace strata {
 
+namespace detail {
+/// Takes the next index from chiplet `home`'s counter, then from the others', nearest first (tail
+/// stealing). Counter c hands out k in [0, size(c)); the result is first(c) + k, or -1 when every
+/// range is exhausted. One thread calls this. Shared by persistent_tiles and stream_k_schedule.
+template <class Counter, class Size, class First>
+STRATA_HOST_DEVICE long long claim_nearest(Counter* counters, int chiplets, int home, Size size, First first) {
+  home = (home < 0 ? 0 : home) % chiplets;
+  for (int d = 0; d < chiplets; ++d) {
+    const int c = (home + d) % chiplets;
+    // Relaxed is enough: the counter only hands out indices; the data is ordered by the kernel's own
+    // protocol. Skip exhausted ranges without bumping them further.
+    if (static_cast<long long>(atomic::load_acquire<atomic::scope::device>(counters + c)) >= size(c)) continue;
+    const long long k = static_cast<long long>(atomic::add(counters + c, Counter(1)));
+    if (k < size(c)) return first(c) + k;
+  }
+  return -1;
+}
+
+/// Thread 0 of the block computes f(); every thread of the block gets its value, through `slot`
+/// (block shared memory).
+template <class Ctx, class F>
+STRATA_HOST_DEVICE long long from_first_thread(Ctx& ctx, long long& slot, F&& f) {
+  auto block = ctx.block();
+  if (block.thread_rank() == 0) slot = f();
+  block.sync();
+  const long long v = slot;
+  block.sync();  // nobody overwrites the slot before everyone has read it
+  return v;
+}
+}  // namespace detail
+
 class persistent_tiles {
  public:
   /// Shared storage a block needs to broadcast the tile its first thread claimed.
@@ -44,29 +75,14 @@ class persistent_tiles {
   /// Claims the next tile for a block on chiplet `chiplet` (one thread calls this); -1 when all tiles
   /// are taken.
   STRATA_HOST_DEVICE long long claim(int chiplet) const {
-    const int home = chiplet % chiplets_;
-    for (int d = 0; d < chiplets_; ++d) {
-      const int c = (home + d) % chiplets_;
-      // Relaxed is enough: the counter only hands out indices; the tile's data is ordered by the
-      // kernel's own protocol. Skip exhausted ranges without bumping them further.
-      if (static_cast<long long>(strata::atomic::load_acquire<strata::atomic::scope::device>(counters_ + c)) >=
-          range_size(c))
-        continue;
-      const long long k = static_cast<long long>(strata::atomic::add(counters_ + c, 1ull));
-      if (k < range_size(c)) return range_begin(c) + k;
-    }
-    return -1;
+    return detail::claim_nearest(
+        counters_, chiplets_, chiplet, [&](int c) { return range_size(c); }, [&](int c) { return range_begin(c); });
   }
 
   /// The block-wide form: thread 0 claims, every thread of the block gets the tile (or -1).
   template <class Ctx>
   STRATA_HOST_DEVICE long long next(Ctx& ctx, shared_storage& s) const {
-    auto block = ctx.block();
-    if (block.thread_rank() == 0) s.tile = claim(ctx.chiplet().index());
-    block.sync();
-    const long long t = s.tile;
-    block.sync();  // nobody overwrites s.tile before everyone has read it
-    return t;
+    return detail::from_first_thread(ctx, s.tile, [&] { return claim(ctx.chiplet().index()); });
   }
 
  private:

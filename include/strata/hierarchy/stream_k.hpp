@@ -36,6 +36,7 @@
 
 #include "strata/arch/atomic.hpp"
 #include "strata/config/config.hpp"
+#include "strata/hierarchy/persistent.hpp"
 
 namespace strata {
 
@@ -145,25 +146,15 @@ class stream_k_schedule {
   /// Claims the next unit for a block on chiplet `chiplet` (one thread calls this); -1 when none is
   /// left. Own chiplet first, then the others, nearest first.
   STRATA_HOST_DEVICE long long claim(int chiplet) const {
-    const int home = (chiplet < 0 ? 0 : chiplet) % chiplets_;
-    for (int d = 0; d < chiplets_; ++d) {
-      const int c = (home + d) % chiplets_;
-      if (static_cast<int>(atomic::load_acquire<atomic::scope::device>(counters_ + c)) >= per_chiplet_) continue;
-      const int k = static_cast<int>(atomic::add(counters_ + c, 1u));
-      if (k < per_chiplet_) return (long long)c * per_chiplet_ + k;
-    }
-    return -1;
+    return detail::claim_nearest(
+        counters_, chiplets_, chiplet, [&](int) { return (long long)per_chiplet_; },
+        [&](int c) { return (long long)c * per_chiplet_; });
   }
 
   /// The block-wide form: thread 0 claims, every thread of the block gets the unit (or -1).
   template <class Ctx>
   STRATA_HOST_DEVICE long long next(Ctx& ctx, shared_storage& s) const {
-    auto block = ctx.block();
-    if (block.thread_rank() == 0) s.unit = claim(ctx.chiplet().index());
-    block.sync();
-    const long long u = s.unit;
-    block.sync();  // nobody overwrites s.unit before everyone has read it
-    return u;
+    return detail::from_first_thread(ctx, s.unit, [&] { return claim(ctx.chiplet().index()); });
   }
 
   /// Publishes unit u's partial: every thread's stores before this call become visible to the
