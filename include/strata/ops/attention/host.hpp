@@ -108,6 +108,9 @@ struct named_tensor {
   const tensor* t;
 };
 /// Outputs may share no memory with the inputs other blocks still read, nor with each other: a block
+/// (Not for packed variable-length batches: their descriptors give the longest sequence's extent per
+/// batch entry, an overestimate of the packed rows, so the callers skip this check for them.)
+///
 /// writes its output rows while other blocks read K and V (and, in the backward, every input). An
 /// output may be exactly one input of `in_place` (same pointer and layout: each block reads its own
 /// rows before it writes them), e.g. o == q.
@@ -240,7 +243,9 @@ void attention(stream& s, const attn::tensor& q, const attn::tensor& k, const at
   const std::string op = "strata::attention";
   A::detail::validate(op, q, k, v, o, opt, false);
   const A::detail::forward_params fp = A::detail::base_params(q, k, v, o, opt);
-  const auto aliasing = [&] { A::detail::check_outputs(op, {{"o", &o}}, {{"q", &q}, {"k", &k}, {"v", &v}}, &q); };
+  const auto aliasing = [&] {
+    if (!opt.cu_seqlens_q) A::detail::check_outputs(op, {{"o", &o}}, {{"q", &q}, {"k", &k}, {"v", &v}}, &q);
+  };
   A::detail::with_dtype(q.type, [&](auto e) {
     A::detail::with_dims(q.dim, v.dim, [&](auto d, auto dv) {
       A::detail::launch_forward<decltype(e), decltype(d)::value, decltype(dv)::value, Target>(s, op, fp, score_mod, mask_mod,
@@ -262,7 +267,7 @@ void run(stream& s, const tensor& q, const tensor& k, const tensor& v, const ten
   if (q.type != want) throw invalid_argument(op, "q", std::string("has dtype ") + to_string(q.type) + " but this entry is " + to_string(want));
   if (q.dim != D || v.dim != Dv) throw invalid_argument(op, "q", "head dims do not match this entry's " + detail::num(D) + "/" + detail::num(Dv));
   detail::launch_forward<Elem, D, Dv, Target>(s, op, detail::base_params(q, k, v, o, opt), score_mod, mask_mod, [&] {
-    detail::check_outputs(op, {{"o", &o}}, {{"q", &q}, {"k", &k}, {"v", &v}}, &q);
+    if (!opt.cu_seqlens_q) detail::check_outputs(op, {{"o", &o}}, {{"q", &q}, {"k", &k}, {"v", &v}}, &q);
   });
 }
 }  // namespace attn
@@ -510,8 +515,9 @@ void attention_backward(stream& s, const attn::tensor& q, const attn::tensor& k,
   const std::string op = "strata::attention_backward";
   const A::detail::backward_params bp = A::detail::prepare_backward<Target>(op, q, k, v, o, dout, dq, dk, dv, opt, ws);
   const auto aliasing = [&] {
-    A::detail::check_outputs(op, {{"dq", &dq}, {"dk", &dk}, {"dv", &dv}},
-                             {{"q", &q}, {"k", &k}, {"v", &v}, {"o", &o}, {"dout", &dout}});
+    if (!opt.cu_seqlens_q)
+      A::detail::check_outputs(op, {{"dq", &dq}, {"dk", &dk}, {"dv", &dv}},
+                               {{"q", &q}, {"k", &k}, {"v", &v}, {"o", &o}, {"dout", &dout}});
   };
   A::detail::with_dtype(q.type, [&](auto e) {
     using Elem = std::remove_cvref_t<decltype(e)>;
@@ -532,8 +538,9 @@ void run_backward(stream& s, const tensor& q, const tensor& k, const tensor& v, 
   if (q.type != want) throw invalid_argument(op, "q", std::string("has dtype ") + to_string(q.type) + " but this entry is " + to_string(want));
   if (q.dim != D || v.dim != Dv) throw invalid_argument(op, "q", "head dims do not match this entry's " + detail::num(D) + "/" + detail::num(Dv));
   detail::launch_backward<Elem, D, Dv, Target>(s, op, bp, [&] {
-    detail::check_outputs(op, {{"dq", &dq}, {"dk", &dk}, {"dv", &dv}},
-                          {{"q", &q}, {"k", &k}, {"v", &v}, {"o", &o}, {"dout", &dout}});
+    if (!opt.cu_seqlens_q)
+      detail::check_outputs(op, {{"dq", &dq}, {"dk", &dk}, {"dv", &dv}},
+                            {{"q", &q}, {"k", &k}, {"v", &v}, {"o", &o}, {"dout", &dout}});
   });
 }
 }  // namespace attn
