@@ -82,7 +82,8 @@ void gemm_specials(int split_k, bool relu, bool nan_in_c) {
   std::vector<TD> hd(std::size_t(c.m) * c.n, TD(0.f));
   if (nan_in_c)
     for (auto& x : hd) x = TD(qnan);  // C = D, read only when beta != 0: here beta == 0
-  auto da = to_device(s, ha), db = to_device(s, hb), dd = to_device(s, hd);
+  auto da = to_device(s, ha), db = to_device(s, hb);
+  auto dd = to_device(s, hd);
   const sg::matrix a{da.data(), c.m, c.k, c.k, layout::row_major, dt<TA>()}, b{db.data(), c.k, c.n, c.n, layout::row_major, dt<TA>()},
       d{dd.data(), c.m, c.n, c.n, layout::row_major, dt<TD>()};
   sg::options o{.alpha = 1.f, .beta = 0.f, .act = relu ? sg::activation::relu : sg::activation::none, .split_k = split_k};
