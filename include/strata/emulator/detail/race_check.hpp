@@ -66,7 +66,6 @@ inline constexpr std::size_t overrun_zone = 64;
 struct worker_state {
   gpu_thread* current = nullptr;
   const unsigned char* arena = nullptr;  // start of the shadowed arena (null: detector off)
-  std::size_t arena_bytes = 0;
   std::size_t shared_bytes = 0;          // each block's shared memory (static + dynamic)
   std::vector<cell> cells;
   int warp_size = 32;
@@ -97,7 +96,6 @@ inline void begin_unit(bool on, const unsigned char* arena, std::size_t bytes, s
     return;
   }
   s.arena = arena;
-  s.arena_bytes = bytes;
   s.cells.assign(bytes, cell{});
   active = &s;
 }
@@ -139,7 +137,7 @@ STRATA_RACE_UNINSTRUMENTED inline void on_access(const void* p, std::size_t byte
     const int prev_warp = static_cast<int>(prev.thread - 1) / s.warp_size;
     return prev_warp == my_warp && prev.warp_epoch != now.warp_epoch;
   };
-  for (std::size_t i = 0; i < bytes && a + i < b.smem + shared; ++i) {
+  for (std::size_t i = 0; i < bytes; ++i) {  // in bounds: overruns returned above
     cell& c = s.cells[static_cast<std::size_t>(a + i - s.arena)];
     const access* clash = nullptr;
     if (!ordered(c.write)) clash = &c.write;
