@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# benchmark/gpu/run.sh -- everything one GPU lease should answer, in one command, on a CUDA machine:
+#   1. the `gpu` checks (benchmark/gpu/checks.txt: the examples' --check runs on odd shapes),
+#   2. GEMM against cuBLASLt (strata_bench_gemm: square, LLM and grouped MoE shapes, bf16 and f16),
+#   3. attention forward/backward/decode against PyTorch SDPA (flash and cuDNN backends),
+#   4. embedding bags against the device copy bandwidth and torch.nn.functional.embedding_bag,
+# and a table of it all in $OUT/summary.md (full output in $OUT/log.txt).
+#
+#   benchmark/gpu/run.sh [--bin DIR] [--quick]
+#
+# --bin DIR: prebuilt binaries, the examples and strata_bench_* of a CUDA build for sm_90a copied into
+#   one folder (built elsewhere to save the lease: configure with -DSTRATA_ENABLE_CUDA=ON
+#   -DCMAKE_CUDA_ARCHITECTURES=90a -DSTRATA_ENABLE_BENCHMARKS=ON -DSTRATA_ENABLE_TESTS=OFF). Without
+#   it, or when DIR lacks them, the script builds them here with nvcc (CMake and ninja; a CUDA build
+#   needs no Boost, Catch2 or Google Benchmark).
+# --quick: the checks and one size per benchmark only.
+# Every step has its own time limit so that one hung kernel cannot eat the lease; a step that times
+# out is reported as such. Exit status: 0 when every check passed and no benchmark reported a wrong
+# result, else 1.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+BIN=""
+QUICK=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --bin) BIN="$2"; shift 2 ;;
+    --quick) QUICK=1; shift ;;
+    *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+OUT=${OUT:-$PWD/build/gpu-out}
+mkdir -p "$OUT"
+LOG=$OUT/log.txt
+SUM=$OUT/summary.md
+: >"$LOG"
+: >"$SUM"
+status=0
+say() { echo "$*" | tee -a "$SUM"; }
+log() { echo "$*" >>"$LOG"; }
+
+say "# Strata GPU run, $(date -u '+%Y-%m-%d %H:%M UTC')"
+gpu=$(nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv,noheader 2>/dev/null | head -1)
+say "GPU: ${gpu:-none found}; nvcc: $(nvcc --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\).*/\1/p')"
+[ -n "$gpu" ] || { say "no NVIDIA GPU: nothing to do"; exit 1; }
+
+# ---- binaries -----------------------------------------------------------------------------------------
+if [ -z "$BIN" ] || [ ! -x "$BIN/strata_bench_gemm" ]; then
+  BIN=build/gpu-run/bin
+  say "building for sm_90a here (no prebuilt binaries)"
+  t0=$(date +%s)
+  { cmake -S . -B build/gpu-run -G Ninja -DCMAKE_BUILD_TYPE=Release -DSTRATA_ENABLE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90a \
+      -DSTRATA_ENABLE_TESTS=OFF -DSTRATA_ENABLE_TOOLS=OFF -DSTRATA_ENABLE_EXAMPLES=ON -DSTRATA_ENABLE_BENCHMARKS=ON &&
+    ninja -C build/gpu-run; } >>"$LOG" 2>&1 || { say "build FAILED (see log.txt)"; tail -30 "$LOG"; exit 1; }
+  mkdir -p "$BIN"
+  cp build/gpu-run/examples/strata_* build/gpu-run/benchmark/strata_bench_* "$BIN"/
+  say "built in $(($(date +%s) - t0)) s"
+fi
+# The CUDA runtime and cuBLASLt come from the toolkit or from PyTorch's wheels, wherever this machine
+# has them: add the folder of each library the binaries miss.
+for b in "$BIN"/strata_*; do
+  for lib in $(ldd "$b" 2>/dev/null | awk '/not found/ {print $1}'); do
+    found=$(find /usr/local /opt /usr/lib /usr/lib64 -name "$lib*" 2>/dev/null | head -1)
+    [ -n "$found" ] && export LD_LIBRARY_PATH="$(dirname "$found")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  done
+done
+for b in "$BIN"/strata_*; do
+  ldd "$b" 2>/dev/null | grep 'not found' >>"$LOG" && say "WARNING: $(basename "$b") misses libraries (log.txt)"
+done
+
+# ---- 1. the gpu checks ------------------------------------------------------------------------------
+say ""
+say "## Checks (benchmark/gpu/checks.txt)"
+CHK=$(mktemp -d)  # one output per check; only log.txt and summary.md go to $OUT
+run_check() {  # name binary args...
+  local name=$1 bin=$2
+  shift 2
+  local t0 out rc
+  t0=$(date +%s%N)
+  out=$(timeout -s KILL 120 "$BIN/$bin" "$@" 2>&1)
+  rc=$?
+  printf '%s\n' "$out" >"$CHK/$name.txt"
+  local last verdict
+  last=$(printf '%s\n' "$out" | tail -1)
+  if [ $rc -eq 0 ] && [ "$last" = "PASS" ]; then verdict=PASS; elif [ $rc -eq 137 ]; then verdict=TIMEOUT; else verdict="FAIL(rc=$rc)"; fi
+  printf '%-22s %-12s %6.1fs  %s\n' "$name" "$verdict" "$(awk -v a="$t0" -v b="$(date +%s%N)" 'BEGIN{print (b-a)/1e9}')" \
+    "$(printf '%s\n' "$out" | grep -m1 -i 'error' | cut -c1-100)"
+}
+export -f run_check
+export BIN CHK
+grep -E '^[a-z]' benchmark/gpu/checks.txt | xargs -P 8 -L 1 bash -c 'run_check "$@"' _ | sort >"$CHK/table"
+tee -a "$SUM" <"$CHK/table"
+for f in "$CHK"/*.txt; do { echo "== $(basename "$f" .txt)"; tail -5 "$f"; } >>"$LOG"; done
+failed=$(grep -vc ' PASS ' "$CHK/table")
+[ "$failed" -eq 0 ] || status=1
+say "checks failed: $failed"
+
+# ---- 2. GEMM against cuBLASLt ---------------------------------------------------------------------------
+bench() {  # limit title command...
+  local limit=$1 title=$2
+  shift 2
+  say ""
+  say "## $title"
+  local t0=$(date +%s)
+  timeout -s KILL "$limit" "$@" >"$CHK/step" 2>&1
+  local rc=$?
+  cat "$CHK/step" >>"$LOG"
+  grep -vE '^(Remark|$)' "$CHK/step" | tee -a "$SUM"
+  [ $rc -eq 137 ] && say "TIMED OUT after ${limit} s"
+  [ $rc -ne 0 ] && { say "exit status $rc"; status=1; }
+  say "($(($(date +%s) - t0)) s)"
+}
+if [ $QUICK -eq 1 ]; then
+  bench 60 "GEMM bf16 vs cuBLASLt (quick)" "$BIN/strata_bench_gemm" --m 4096 --n 4096 --k 4096 --reps 10
+else
+  bench 180 "GEMM bf16 vs cuBLASLt" "$BIN/strata_bench_gemm" --set all --reps 10
+  bench 60 "GEMM f16 vs cuBLASLt" "$BIN/strata_bench_gemm" --set square --dtype f16 --reps 10
+fi
+
+# ---- 3. attention against PyTorch SDPA ----------------------------------------------------------------
+attn_cfgs=("--dim 128" "--dim 128 --causal" "--dim 64" "--dim 64 --causal")
+[ $QUICK -eq 1 ] && attn_cfgs=("--dim 128")
+for c in "${attn_cfgs[@]}"; do
+  # shellcheck disable=SC2086
+  bench 60 "Attention bf16 B=4 H=16 S=4096 $c (strata, then PyTorch SDPA)" \
+    python3 benchmark/torch_attention.py --batch 4 --heads 16 --seqlen 4096 $c --dtype bf16 --strata "$BIN/strata_bench_attention"
+done
+
+# ---- 4. embedding bags against copy bandwidth and PyTorch ---------------------------------------------
+emb_cfgs=("fp16 128" "fp32 128" "fp16 64" "int8 128")
+[ $QUICK -eq 1 ] && emb_cfgs=("fp16 128")
+for c in "${emb_cfgs[@]}"; do
+  set -- $c
+  bench 45 "Embedding bag $1 D=$2 T=32 R=1M B=8192 L=32 (strata)" "$BIN/strata_bench_embedding" --dtype "$1" --dim "$2" --tables 32 --rows 1000000 --batch 8192 --pooling-factor 32
+  if [ "$1" = fp16 ] || [ "$1" = fp32 ]; then
+    bench 45 "Embedding bag $1 D=$2 (PyTorch, one call per table)" python3 benchmark/torch_embedding_bag.py --dtype "$1" --dim "$2" --tables 32 --rows 1000000 --batch 8192 --pooling-factor 32
+  fi
+done
+
+# ---- 5. compute-sanitizer on small checks (out-of-bounds accesses, shared-memory races) --------------
+if command -v compute-sanitizer >/dev/null && [ $QUICK -eq 0 ]; then
+  for t in "memcheck strata_example_gemm --m 100 --n 77 --k 129 --dtype bf16 --layout tn --check" \
+           "memcheck strata_example_attention --batch 1 --heads 2 --heads-k 1 --seqlen-q 70 --seqlen-k 90 --dim 64 --causal --dtype bf16 --check" \
+           "memcheck strata_example_embedding --tables 2 --rows 100 --dim 67 --batch 8 --pooling-factor 5 --dtype fp16 --check" \
+           "racecheck strata_example_gemm --m 100 --n 77 --k 129 --dtype bf16 --layout tn --check" \
+           "racecheck strata_example_attention --batch 1 --heads 1 --heads-k 1 --seqlen-q 70 --seqlen-k 90 --dim 64 --dtype bf16 --check"; do
+    set -- $t
+    tool=$1 bin=$2
+    shift 2
+    bench 60 "compute-sanitizer --tool $tool $bin $*" compute-sanitizer --tool "$tool" --error-exitcode 9 "$BIN/$bin" "$@"
+  done
+fi
+
+say ""
+say "overall: $([ $status -eq 0 ] && echo PASS || echo FAIL)"
+exit $status
