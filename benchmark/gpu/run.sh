@@ -104,7 +104,7 @@ bench() {  # limit title command...
   timeout -s KILL "$limit" "$@" >"$CHK/step" 2>&1
   local rc=$?
   cat "$CHK/step" >>"$LOG"
-  grep -vE '^(Remark|$)' "$CHK/step" | tee -a "$SUM"
+  grep -vE "^(Remark|$)" "$CHK/step" | head -60 | tee -a "$SUM"
   [ $rc -eq 137 ] && say "TIMED OUT after ${limit} s"
   [ $rc -ne 0 ] && { say "exit status $rc"; status=1; }
   say "($(($(date +%s) - t0)) s)"
