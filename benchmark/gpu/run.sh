@@ -6,14 +6,14 @@
 #   4. embedding bags against the device copy bandwidth and torch.nn.functional.embedding_bag,
 # and a table of it all in $OUT/summary.md (full output in $OUT/log.txt).
 #
-#   benchmark/gpu/run.sh [--bin DIR] [--quick]
+#   benchmark/gpu/run.sh [--bin DIR] [--quick] [--steps "checks gemm attention embedding sanitizer"]
 #
 # --bin DIR: prebuilt binaries, the examples and strata_bench_* of a CUDA build for sm_90a copied into
 #   one folder (built elsewhere to save the lease: configure with -DSTRATA_ENABLE_CUDA=ON
 #   -DCMAKE_CUDA_ARCHITECTURES=90a -DSTRATA_ENABLE_BENCHMARKS=ON -DSTRATA_ENABLE_TESTS=OFF). Without
 #   it, or when DIR lacks them, the script builds them here with nvcc (CMake and ninja; a CUDA build
 #   needs no Boost, Catch2 or Google Benchmark).
-# --quick: the checks and one size per benchmark only.
+# --quick: the checks and one size per benchmark only. --steps: the parts to run (default: all five).
 # Every step has its own time limit so that one hung kernel cannot eat the lease; a step that times
 # out is reported as such. Exit status: 0 when every check passed and no benchmark reported a wrong
 # result, else 1.
@@ -21,10 +21,12 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 BIN=""
 QUICK=0
+STEPS="checks gemm attention embedding sanitizer"
 while [ $# -gt 0 ]; do
   case "$1" in
     --bin) BIN="$2"; shift 2 ;;
     --quick) QUICK=1; shift ;;
+    --steps) STEPS="$2"; shift 2 ;;
     *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -35,6 +37,7 @@ SUM=$OUT/summary.md
 : >"$LOG"
 : >"$SUM"
 status=0
+want() { case " $STEPS " in *" $1 "*) return 0 ;; esac; return 1; }
 say() { echo "$*" | tee -a "$SUM"; }
 log() { echo "$*" >>"$LOG"; }
 
@@ -68,6 +71,7 @@ for b in "$BIN"/strata_*; do
 done
 
 # ---- 1. the gpu checks ------------------------------------------------------------------------------
+if want checks; then
 say ""
 say "## Checks (benchmark/gpu/checks.txt)"
 CHK=$(mktemp -d)  # one output per check; only log.txt and summary.md go to $OUT
@@ -93,6 +97,7 @@ for f in "$CHK"/*.txt; do { echo "== $(basename "$f" .txt)"; tail -5 "$f"; } >>"
 failed=$(grep -vc ' PASS ' "$CHK/table")
 [ "$failed" -eq 0 ] || status=1
 say "checks failed: $failed"
+fi
 
 # ---- 2. GEMM against cuBLASLt ---------------------------------------------------------------------------
 bench() {  # limit title command...
@@ -109,17 +114,21 @@ bench() {  # limit title command...
   [ $rc -ne 0 ] && { say "exit status $rc"; status=1; }
   say "($(($(date +%s) - t0)) s)"
 }
-if [ $QUICK -eq 1 ]; then
+if ! want gemm; then :
+elif [ $QUICK -eq 1 ]; then
   bench 60 "GEMM bf16 vs cuBLASLt (quick)" "$BIN/strata_bench_gemm" --m 4096 --n 4096 --k 4096 --reps 10
 else
-  bench 180 "GEMM bf16 vs cuBLASLt" "$BIN/strata_bench_gemm" --set all --reps 10
-  bench 60 "GEMM f16 vs cuBLASLt" "$BIN/strata_bench_gemm" --set square --dtype f16 --reps 10
+  bench 90 "GEMM bf16 vs cuBLASLt, squares" "$BIN/strata_bench_gemm" --set square --reps 10
+  bench 150 "GEMM bf16 vs cuBLASLt, LLM shapes" "$BIN/strata_bench_gemm" --set llm --reps 10
+  bench 60 "GEMM bf16 vs cuBLASLt, grouped MoE" "$BIN/strata_bench_gemm" --set moe --reps 10
+  bench 60 "GEMM f16 vs cuBLASLt, squares" "$BIN/strata_bench_gemm" --set square --dtype f16 --reps 10
 fi
 
 # ---- 3. attention against PyTorch SDPA ----------------------------------------------------------------
 attn_cfgs=("--dim 128" "--dim 128 --causal" "--dim 64" "--dim 64 --causal")
+want attention || attn_cfgs=()
 [ $QUICK -eq 1 ] && attn_cfgs=("--dim 128")
-for c in "${attn_cfgs[@]}"; do
+for c in ${attn_cfgs[@]+"${attn_cfgs[@]}"}; do
   # shellcheck disable=SC2086
   bench 60 "Attention bf16 B=4 H=16 S=4096 $c (strata, then PyTorch SDPA)" \
     python3 benchmark/torch_attention.py --batch 4 --heads 16 --seqlen 4096 $c --dtype bf16 --strata "$BIN/strata_bench_attention"
@@ -127,8 +136,9 @@ done
 
 # ---- 4. embedding bags against copy bandwidth and PyTorch ---------------------------------------------
 emb_cfgs=("fp16 128" "fp32 128" "fp16 64" "int8 128")
+want embedding || emb_cfgs=()
 [ $QUICK -eq 1 ] && emb_cfgs=("fp16 128")
-for c in "${emb_cfgs[@]}"; do
+for c in ${emb_cfgs[@]+"${emb_cfgs[@]}"}; do
   set -- $c
   bench 45 "Embedding bag $1 D=$2 T=32 R=1M B=8192 L=32 (strata)" "$BIN/strata_bench_embedding" --dtype "$1" --dim "$2" --tables 32 --rows 1000000 --batch 8192 --pooling-factor 32
   if [ "$1" = fp16 ] || [ "$1" = fp32 ]; then
@@ -137,7 +147,7 @@ for c in "${emb_cfgs[@]}"; do
 done
 
 # ---- 5. compute-sanitizer on small checks (out-of-bounds accesses, shared-memory races) --------------
-if command -v compute-sanitizer >/dev/null && [ $QUICK -eq 0 ]; then
+if want sanitizer && command -v compute-sanitizer >/dev/null && [ $QUICK -eq 0 ]; then
   for t in "memcheck strata_example_gemm --m 100 --n 77 --k 129 --dtype bf16 --layout tn --check" \
            "memcheck strata_example_attention --batch 1 --heads 2 --heads-k 1 --seqlen-q 70 --seqlen-k 90 --dim 64 --causal --dtype bf16 --check" \
            "memcheck strata_example_embedding --tables 2 --rows 100 --dim 67 --batch 8 --pooling-factor 5 --dtype fp16 --check" \

@@ -23,7 +23,9 @@
 // Heuristic (documented in docs/gemm.md):
 //   host emulator  scalar FMA; tile 32 x 32 when M <= 32 (decode), else 64 x 32.
 //   sm80 class     M <= 16: 16 x 64 x 64 tile (skinny); M <= 128 or few tiles: 64 x 64 x 32; else
-//                  128 x 128 x 32 (2 x 4 warps), 3 stages; 16-byte cp.async when pointers and lds allow.
+//                  128 x 128 x 32 (2 x 4 warps), 3 stages; 16-byte cp.async when A's and B's pointers,
+//                  leading dimensions and batch strides are 16-byte multiples, else element-wise loads.
+//                  fp32: scalar FMA (64 x 32 tile) unless options.tf32 picks the tf32 mma.sync tiles.
 //   CDNA           M <= 32: MFMA 16x16 with a 16 x 64 tile; else 32x32 with 128 x 128.
 //   split-K (parallel, needs options.workspace): when the output has fewer tiles than the device has
 //   units and K >= 8 tiles of K: splits = min(units / tiles, k_tiles / 4, 16); gemm_workspace_size()
@@ -98,6 +100,8 @@ struct options {
   bool stream_k = false;     // stream-K: a persistent grid splits all K steps evenly, chiplet-local
                              // fix-ups (needs a workspace; ignores split_k). See docs/gemm.md.
   int stream_k_blocks = 0;   // stream-K grid: 0 = one block per multiprocessor (SM / CU)
+  bool tf32 = false;         // fp32 inputs: multiply on TF32 tensor cores (10-bit mantissa, NVIDIA sm80+)
+                             // instead of full fp32 FMA; ignored by other dtypes and other targets
   workspace work{};          // scratch for split-K and stream-K (workspace_size)
 };
 
@@ -159,20 +163,44 @@ struct bias_activation {
 template <class TD>
 using entry_epilogue = epilogue::chain<epilogue::alpha_beta<TD>, bias_activation, epilogue::convert_to<TD>>;
 
+/// How the entry may read A and B, beyond their element types.
+struct read_mode {
+  bool rows16 = false;  // every row start of A and B (pointers, leading dimensions, batch strides) is 16-byte aligned
+  bool tf32 = false;    // fp32 inputs may go through TF32 tensor cores (options.tf32)
+};
+
+#if STRATA_BACKEND_CUDA
+/// One sm80-family shape at the alignment the operands allow: 16-byte rows give cp.async of 16 bytes;
+/// anything else copies element-wise with plain loads (correct, much slower: docs/gemm.md).
+template <class Target, class TA, class E, shape S, class Fn>
+void sm80_at_alignment(bool rows16, Fn&& fn) {
+  if (rows16) fn(static_cast<configs::sm80<Target, TA, E, S, 16>*>(nullptr));
+  else fn(static_cast<configs::sm80<Target, TA, E, S>*>(nullptr));
+}
+#endif
+
 // Picks the configuration for this build's backend and the shape; fn(kernel*) launches it.
 template <class TA, class TD, class Fn>
-void dispatch(int m, Fn&& fn) {
+void dispatch(int m, Fn&& fn, read_mode rm = {}) {
   using E = entry_epilogue<TD>;
 #if STRATA_BACKEND_CUDA
   if constexpr (std::is_same_v<TA, f8_e4m3> || std::is_same_v<TA, f8_e5m2>) {
-    fn(static_cast<configs::sm80<arch::sm90a, TA, E, configs::sm80_skinny>*>(nullptr));
-  } else if (m <= 16) fn(static_cast<configs::sm80<arch::sm80, TA, E, configs::sm80_skinny>*>(nullptr));
-  else if (m <= 128) fn(static_cast<configs::sm80<arch::sm80, TA, E, configs::sm80_medium>*>(nullptr));
-  else fn(static_cast<configs::sm80<arch::sm80, TA, E, configs::sm80_large>*>(nullptr));
+    sm80_at_alignment<arch::sm90a, TA, E, configs::sm80_skinny>(rm.rows16, fn);
+  } else {
+    if constexpr (std::is_same_v<TA, float>) {
+      // fp32 stays fp32 unless the caller opts into TF32 (10-bit mantissa), as cuBLAS and PyTorch do.
+      if (!rm.tf32) return fn(static_cast<configs::fma<arch::sm80, TA, E>*>(nullptr));
+    }
+    if (m <= 16) sm80_at_alignment<arch::sm80, TA, E, configs::sm80_skinny>(rm.rows16, fn);
+    else if (m <= 128) sm80_at_alignment<arch::sm80, TA, E, configs::sm80_medium>(rm.rows16, fn);
+    else sm80_at_alignment<arch::sm80, TA, E, configs::sm80_large>(rm.rows16, fn);
+  }
 #elif STRATA_BACKEND_HIP
   // One MFMA descriptor per build (STRATA_GEMM_HIP_TARGET, default gfx942): the int8 instructions
   // differ between CDNA2 and CDNA3, and a kernel is compiled for every offload arch of the build.
+  // (16-byte rows are not used here yet: the gfx940 kernels already spill SGPRs, docs/gemm.md.)
   using T = arch::STRATA_GEMM_HIP_TARGET;
+  (void)rm;
   if constexpr (std::is_same_v<TA, float>) {
     fn(static_cast<configs::fma<T, TA, E>*>(nullptr));  // no fp32 MFMA configuration shipped yet
   } else {
@@ -180,9 +208,17 @@ void dispatch(int m, Fn&& fn) {
     else fn(static_cast<configs::cdna<T, TA, E, true>*>(nullptr));
   }
 #else
+  (void)rm;
   if (m <= 32) fn(static_cast<configs::fma<arch::host, TA, E, configs::fma_skinny>*>(nullptr));
   else fn(static_cast<configs::fma<arch::host, TA, E>*>(nullptr));
 #endif
+}
+
+/// True when every row (or column) start of x, in every batch entry, is 16-byte aligned.
+inline bool rows_aligned16(const matrix& x, int batch) {
+  const auto sz = static_cast<long long>(size_of(x.type));
+  return reinterpret_cast<std::uintptr_t>(x.data) % 16 == 0 && (x.ld * sz) % 16 == 0 &&
+         (batch == 1 || (x.batch_stride * sz) % 16 == 0);
 }
 
 inline int heuristic_splits(int m, int n, int k, int tm, int tn, int tk, int units) {
@@ -216,6 +252,7 @@ inline void check_aliasing(const matrix& a, const matrix& b, const matrix& c, co
 template <class TA, class TD>
 void run(stream& s, const matrix& a, const matrix& b, const matrix& c, const matrix& d, const options& o, int units) {
   const int m = d.rows, n = d.cols, k = a.cols;
+  const read_mode rm{.rows16 = rows_aligned16(a, o.batch) && rows_aligned16(b, o.batch), .tf32 = o.tf32};
   dispatch<TA, TD>(m, [&](auto* tag) {
     using K = std::remove_pointer_t<decltype(tag)>;
     using E = typename K::epilogue_type;
@@ -268,7 +305,7 @@ void run(stream& s, const matrix& a, const matrix& b, const matrix& c, const mat
       typename R::params rp{pr, splits, static_cast<const Acc*>(o.work.data), p.d, ep};
       launch(s, R::launch_shape_of(rp), R{}, rp);
     }
-  });
+  }, rm);
 }
 
 /// Multiprocessors (SMs / CUs) of the current device, read once per device from
@@ -402,6 +439,12 @@ void run_grouped(stream& s, std::vector<group_entry<TA, TA, TD>> problems, layou
   if (!work.data || work.bytes < need)
     bad("work", "holds " + std::to_string(work.bytes) + " bytes; " + std::to_string(problems.size()) +
                     " problems need " + std::to_string(need) + " (see strata::ops::gemm::grouped_workspace_size)");
+  // 16-byte copies when every problem's A and B rows allow them (fp32 stays full fp32 here).
+  const auto row16 = [](const void* ptr, long long ld) {
+    return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0 && (ld * static_cast<long long>(sizeof(TA))) % 16 == 0;
+  };
+  bool rows16 = true;
+  for (const auto& e : problems) rows16 = rows16 && row16(e.a, e.lda) && row16(e.b, e.ldb);
   detail::dispatch<TA, TD>(max_m, [&](auto* tag) {
     using K = std::remove_pointer_t<decltype(tag)>;
     using G = grouped_kernel<K>;
@@ -414,7 +457,7 @@ void run_grouped(stream& s, std::vector<group_entry<TA, TA, TD>> problems, layou
     const typename E::params ep = E::make_params({.alpha = alpha, .beta = beta, .c = {}}, {}, {});
     const auto p = G::make_params(dev, int(hp.size()), tiles, a, b, d, ep);
     launch(s, G::launch_shape_of(p), G{}, p);
-  });
+  }, detail::read_mode{.rows16 = rows16});
 }
 
 }  // namespace strata::ops::gemm
