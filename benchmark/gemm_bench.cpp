@@ -252,6 +252,7 @@ int main(int argc, char** argv) {
   std::printf("device: %s, %d SMs; dtype %s; A row-major, B column-major, D row-major; median of %d calls\n", prop.name,
               prop.multiProcessorCount, bf ? "bf16" : "f16", a.reps);
   const pool pa = make_pool(s, max_a, 1, bf), pb = make_pool(s, max_b, 2, bf);
+  std::fprintf(stderr, "inputs ready: %zu + %zu random values\n", max_a, max_b);
   strata::device_buffer<std::uint16_t> d_strata(max_d), d_cublas(max_d);
   cublas_lt lt;
   int failures = 0;
@@ -322,6 +323,7 @@ int main(int argc, char** argv) {
       }
       return v;
     };
+    std::fprintf(stderr, "moe: timing the grouped launch\n");
     double t_s = 0;
     const std::size_t wb = bf ? sg::grouped_workspace_size<strata::bf16, strata::bf16>(moe_m.size())
                               : sg::grouped_workspace_size<strata::f16, strata::f16>(moe_m.size());
@@ -334,6 +336,7 @@ int main(int argc, char** argv) {
     } catch (const std::exception& e) {
       std::printf("grouped strata::gemm failed: %s\n", e.what());
     }
+    std::fprintf(stderr, "moe: grouped launch timed (%.3f ms); checking\n", t_s * 1e3);
     std::vector<std::uint16_t> got(tokens * moe_n);
     cuda_ok(cudaMemcpy(got.data(), d_strata.data(), got.size() * 2, cudaMemcpyDeviceToHost), "copy D");
     double e_s = 0;
@@ -342,6 +345,7 @@ int main(int argc, char** argv) {
       e_s = std::max(e_s, sampled_error(pa, pb, part, moe_m[e], moe_n, moe_k, moe_n, row * moe_k, e * std::size_t(moe_k) * moe_n, bf));
       row += moe_m[e];
     }
+    std::fprintf(stderr, "moe: timing cuBLASLt, one call per expert\n");
     std::vector<cublas_lt::plan> plans;
     for (int m : moe_m) plans.push_back(lt.make(m, moe_n, moe_k, cdt));
     const double t_c = median_seconds(st, a.reps, [&] {

@@ -28,7 +28,7 @@
 //                  fp32: scalar FMA (64 x 32 tile) unless options.tf32 picks the tf32 mma.sync tiles.
 //   CDNA           M <= 32: MFMA 16x16 with a 16 x 64 tile; else 32x32 with 128 x 128.
 //   split-K (parallel, needs options.workspace): when the output has fewer tiles than the device has
-//   units and K >= 8 tiles of K: splits = min(units / tiles, k_tiles / 4, 16); gemm_workspace_size()
+//   units and K >= 8 tiles of K: splits = min(ceil(4 units / tiles), k_tiles / 4, 16); workspace_size()
 //   says how many bytes. Without a workspace, one split.
 //   stream-K (options.stream_k, needs options.work): a cooperative grid of one block per
 //   multiprocessor (or options.stream_k_blocks) divides every tile's K steps evenly; tiles split
@@ -225,7 +225,10 @@ inline int heuristic_splits(int m, int n, int k, int tm, int tn, int tk, int uni
   const long long tiles = (long long)((m + tm - 1) / tm) * ((n + tn - 1) / tn);
   const int k_tiles = (k + tk - 1) / tk;
   if (k_tiles < 8 || tiles >= units) return 1;
-  return int(std::max<long long>(1, std::min<long long>({units / std::max<long long>(tiles, 1), k_tiles / 4, 16})));
+  // Aim at about four blocks per unit: the skinny and medium tiles are small enough for several
+  // resident blocks, and a decode GEMM (M <= 16) is a stream over B that needs every unit busy.
+  const long long want = (4LL * units + tiles - 1) / std::max<long long>(tiles, 1);
+  return int(std::max<long long>(1, std::min<long long>({want, k_tiles / 4, 16})));
 }
 
 template <class T>

@@ -72,7 +72,7 @@ struct grouped_kernel {
     typename epilogue_type::params epilogue;
   };
 
-  static constexpr long long tiles_of(int m, int n) {
+  STRATA_HOST_DEVICE static constexpr long long tiles_of(int m, int n) {
     return m <= 0 || n <= 0 ? 0 : (long long)((m + K::tiles.tile_m - 1) / K::tiles.tile_m) * ((n + K::tiles.tile_n - 1) / K::tiles.tile_n);
   }
 

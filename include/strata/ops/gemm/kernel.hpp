@@ -37,6 +37,7 @@
 #include "strata/epilogue/epilogue.hpp"
 #include "strata/hierarchy/dims.hpp"
 #include "strata/hierarchy/tile_order.hpp"
+#include "strata/mma/ldmatrix_fragments.hpp"
 #include "strata/mma/mma.hpp"
 #include "strata/pipeline/pipeline.hpp"
 #include "strata/runtime/launch_shape.hpp"
@@ -174,9 +175,23 @@ struct kernel {
   using copy_b_row = copy::tile_copy<tb, S.tile_k, S.tile_n, AlignBytes>;  // (BLK_K, BLK_N)
   using copy_b_col = copy::tile_copy<tb, S.tile_n, S.tile_k, AlignBytes>;  // (BLK_N, BLK_K)
 
+  // Fragments from shared memory: ldmatrix.x4 for the 16-bit m16n8k16 atoms on targets that have it
+  // (one instruction per 16 x 16 piece), else one load per element through the atom's fragment map.
+  static constexpr bool use_ldmatrix = mma::ldmatrix_loadable<Atom> && Target::atoms.has(arch::atom_family::ldmatrix) &&
+                                       warp_m % 16 == 0 && warp_n % 16 == 0;
+  using ldmatrix_loader = std::conditional_t<use_ldmatrix, mma::ldmatrix_fragments<Atom, warp_m, warp_n, S.tile_k>, void>;
+  // Each stage row is padded by 16 bytes on the ldmatrix path: the eight 16-byte rows of one 8x8
+  // matrix then start 4 banks apart modulo 32 and never collide (unpadded, a 64-byte row put rows
+  // 0, 2, 4, 6 on the same banks: 4-way conflicts). Rows stay 16-byte aligned for cp.async.
+  static constexpr int pad_a = use_ldmatrix ? int(16 / sizeof(ta)) : 0, pad_b = use_ldmatrix ? int(16 / sizeof(tb)) : 0;
+  static constexpr int lda_row = S.tile_k + pad_a, lda_col = S.tile_m + pad_a;  // A row-/column-major stage
+  static constexpr int ldb_row = S.tile_n + pad_b, ldb_col = S.tile_k + pad_b;  // B row-/column-major stage
+  static constexpr int a_stage = S.tile_m * lda_row > S.tile_k * lda_col ? S.tile_m * lda_row : S.tile_k * lda_col;
+  static constexpr int b_stage = S.tile_k * ldb_row > S.tile_n * ldb_col ? S.tile_k * ldb_row : S.tile_n * ldb_col;
+
   struct shared_storage {
-    alignas(16) ta a[S.stages][S.tile_m * S.tile_k];  // (STAGES, BLK_M x BLK_K in A's order)
-    alignas(16) tb b[S.stages][S.tile_k * S.tile_n];  // (STAGES, BLK_K x BLK_N in B's order)
+    alignas(16) ta a[S.stages][a_stage];  // (STAGES, BLK_M x BLK_K in A's order, rows padded)
+    alignas(16) tb b[S.stages][b_stage];  // (STAGES, BLK_K x BLK_N in B's order, rows padded)
   };
 
   struct params {
@@ -287,13 +302,13 @@ struct kernel {
       const int k0 = kt * S.tile_k;
       const int k_left = p.size.k - k0;
       if (p.a.order == layout::row_major)
-        copy_stage<copy_a_row>(pipe, ctx, smem.a[st], S.tile_k, a + m0 * p.a.ld + k0, p.a.ld, p.size.m - m0, k_left);
+        copy_stage<copy_a_row>(pipe, ctx, smem.a[st], lda_row, a + m0 * p.a.ld + k0, p.a.ld, p.size.m - m0, k_left);
       else
-        copy_stage<copy_a_col>(pipe, ctx, smem.a[st], S.tile_m, a + k0 * p.a.ld + m0, p.a.ld, k_left, p.size.m - m0);
+        copy_stage<copy_a_col>(pipe, ctx, smem.a[st], lda_col, a + k0 * p.a.ld + m0, p.a.ld, k_left, p.size.m - m0);
       if (p.b.order == layout::row_major)
-        copy_stage<copy_b_row>(pipe, ctx, smem.b[st], S.tile_n, b + k0 * p.b.ld + n0, p.b.ld, k_left, p.size.n - n0);
+        copy_stage<copy_b_row>(pipe, ctx, smem.b[st], ldb_row, b + k0 * p.b.ld + n0, p.b.ld, k_left, p.size.n - n0);
       else
-        copy_stage<copy_b_col>(pipe, ctx, smem.b[st], S.tile_k, b + n0 * p.b.ld + k0, p.b.ld, p.size.n - n0, k_left);
+        copy_stage<copy_b_col>(pipe, ctx, smem.b[st], ldb_col, b + n0 * p.b.ld + k0, p.b.ld, p.size.n - n0, k_left);
     };
 
     const int warp = ctx.warp().index();
@@ -312,17 +327,21 @@ struct kernel {
       if (kt + S.stages - 1 < kt_end) load(ps, kt + S.stages - 1);
       pipe.producer_commit();
 
-      // The stage as matrices: A (BLK_M, BLK_K), B (BLK_K, BLK_N), each in its global order.
-      const mma::matrix_ref<const ta> sa{smem.a[st], S.tile_m, S.tile_k,
-                                         p.a.order == layout::row_major ? S.tile_k : S.tile_m,
-                                         p.a.order == layout::row_major ? mma::major::row : mma::major::col};
-      const mma::matrix_ref<const tb> sb{smem.b[st], S.tile_k, S.tile_n,
-                                         p.b.order == layout::row_major ? S.tile_n : S.tile_k,
-                                         p.b.order == layout::row_major ? mma::major::row : mma::major::col};
       typename warp_tile::a_fragments fa;
       typename warp_tile::b_fragments fb;
-      warp_tile::load_a(ctx, fa, sa, wm * warp_m, 0);
-      warp_tile::load_b(ctx, fb, sb, 0, wn * warp_n);
+      const bool a_row = p.a.order == layout::row_major, b_row = p.b.order == layout::row_major;
+      if constexpr (use_ldmatrix) {
+        ldmatrix_loader::load_a(ctx, fa, smem.a[st], a_row ? lda_row : lda_col, a_row, wm * warp_m);
+        ldmatrix_loader::load_b(ctx, fb, smem.b[st], b_row ? ldb_row : ldb_col, !b_row, wn * warp_n);
+      } else {
+        // The stage as matrices: A (BLK_M, BLK_K), B (BLK_K, BLK_N), each in its global order.
+        const mma::matrix_ref<const ta> sa{smem.a[st], S.tile_m, S.tile_k, a_row ? lda_row : lda_col,
+                                           a_row ? mma::major::row : mma::major::col};
+        const mma::matrix_ref<const tb> sb{smem.b[st], S.tile_k, S.tile_n, b_row ? ldb_row : ldb_col,
+                                           b_row ? mma::major::row : mma::major::col};
+        warp_tile::load_a(ctx, fa, sa, wm * warp_m, 0);
+        warp_tile::load_b(ctx, fb, sb, 0, wn * warp_n);
+      }
       if constexpr (detail::is_tf32<Atom>) round_tf32(fa, fb);
       warp_tile::mma(ctx, fa, fb, acc);
       pipe.consumer_release();
