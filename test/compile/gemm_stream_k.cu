@@ -10,6 +10,7 @@
 // compile-targets sm_.*
 // compile-expect-kernels sm_.*: gemm_stream_k_kernel
 // compile-expect-code sm_.*: tensor-core MMA = mma\.sync\.aligned\.m16n8k16
+// compile-expect-code sm_.*: fragments loaded with ldmatrix = ldmatrix\.sync\.aligned\.m8n8\.x4
 // compile-expect-code sm_.*: release of a partial at GPU scope = st\.release\.gpu
 // compile-expect-code sm_.*: acquire of a partial at GPU scope = ld\.acquire\.gpu
 #if !defined(__HIP__) && !defined(__HIPCC__)
