@@ -167,6 +167,7 @@ using entry_epilogue = epilogue::chain<epilogue::alpha_beta<TD>, bias_activation
 struct read_mode {
   bool rows16 = false;  // every row start of A and B (pointers, leading dimensions, batch strides) is 16-byte aligned
   bool tf32 = false;    // fp32 inputs may go through TF32 tensor cores (options.tf32)
+  bool stream_k = false;  // the kernel runs inside stream_k_kernel, whose fix-up state needs registers
 };
 
 #if STRATA_BACKEND_CUDA
@@ -185,13 +186,15 @@ void dispatch(int m, Fn&& fn, read_mode rm = {}) {
   using E = entry_epilogue<TD>;
 #if STRATA_BACKEND_CUDA
   if constexpr (std::is_same_v<TA, f8_e4m3> || std::is_same_v<TA, f8_e5m2>) {
-    sm80_at_alignment<arch::sm90a, TA, E, configs::sm80_skinny>(rm.rows16, fn);
+    if (rm.stream_k) sm80_at_alignment<arch::sm90a, TA, E, configs::sm80_medium>(rm.rows16, fn);
+    else sm80_at_alignment<arch::sm90a, TA, E, configs::sm80_skinny>(rm.rows16, fn);
   } else {
     if constexpr (std::is_same_v<TA, float>) {
       // fp32 stays fp32 unless the caller opts into TF32 (10-bit mantissa), as cuBLAS and PyTorch do.
       if (!rm.tf32) return fn(static_cast<configs::fma<arch::sm80, TA, E>*>(nullptr));
     }
-    if (m <= 16) sm80_at_alignment<arch::sm80, TA, E, configs::sm80_skinny>(rm.rows16, fn);
+    // Under stream-K the skinny tile spills (nvcc 13, sm_90a): stream-K takes the medium tile there.
+    if (m <= 16 && !rm.stream_k) sm80_at_alignment<arch::sm80, TA, E, configs::sm80_skinny>(rm.rows16, fn);
     else if (m <= 128) sm80_at_alignment<arch::sm80, TA, E, configs::sm80_medium>(rm.rows16, fn);
     else sm80_at_alignment<arch::sm80, TA, E, configs::sm80_large>(rm.rows16, fn);
   }
@@ -213,6 +216,16 @@ void dispatch(int m, Fn&& fn, read_mode rm = {}) {
   else fn(static_cast<configs::fma<arch::host, TA, E>*>(nullptr));
 #endif
 }
+
+/// Configurations the entry runs under stream-K (dispatch with read_mode::stream_k never picks the
+/// others): on CUDA the skinny tile spills inside stream_k_kernel, so it is not even instantiated there.
+template <class K>
+inline constexpr bool stream_k_shipped =
+#if STRATA_BACKEND_CUDA
+    !(K::tiles.tile_m == configs::sm80_skinny.tile_m && K::tiles.tile_n == configs::sm80_skinny.tile_n);
+#else
+    true;
+#endif
 
 /// True when every row (or column) start of x, in every batch entry, is 16-byte aligned.
 inline bool rows_aligned16(const matrix& x, int batch) {
@@ -255,7 +268,7 @@ inline void check_aliasing(const matrix& a, const matrix& b, const matrix& c, co
 template <class TA, class TD>
 void run(stream& s, const matrix& a, const matrix& b, const matrix& c, const matrix& d, const options& o, int units) {
   const int m = d.rows, n = d.cols, k = a.cols;
-  const read_mode rm{.rows16 = rows_aligned16(a, o.batch) && rows_aligned16(b, o.batch), .tf32 = o.tf32};
+  const read_mode rm{.rows16 = rows_aligned16(a, o.batch) && rows_aligned16(b, o.batch), .tf32 = o.tf32, .stream_k = o.stream_k};
   dispatch<TA, TD>(m, [&](auto* tag) {
     using K = std::remove_pointer_t<decltype(tag)>;
     using E = typename K::epilogue_type;
@@ -273,6 +286,9 @@ void run(stream& s, const matrix& a, const matrix& b, const matrix& c, const mat
       bad("d", "is " + std::to_string(m) + " x " + std::to_string(n) + ": " + std::to_string(tiles) +
                    " output tiles, more than one grid holds (2^31 - 1)");
     if (o.stream_k) {
+      if constexpr (!stream_k_shipped<K>) {
+        bad("options.stream_k", "internal: dispatch picked a configuration that has no stream-K form");
+      } else {
       using SK = stream_k_kernel<K>;
       const int blocks = o.stream_k_blocks > 0 ? o.stream_k_blocks : units;
       const int per_chiplet = SK::units_per_chiplet_for(blocks);
@@ -287,6 +303,7 @@ void run(stream& s, const matrix& a, const matrix& b, const matrix& c, const mat
       const auto p = SK::make_params(base, per_chiplet, o.work.data);
       launch(s, SK::launch_shape_of(p), SK{}, p);
       return;
+      }
     }
     int splits = o.split_k;
     if (splits == 0)
