@@ -227,11 +227,14 @@ inline constexpr bool stream_k_shipped =
     true;
 #endif
 
-/// True when every row (or column) start of x, in every batch entry, is 16-byte aligned.
+/// True when every row (or column) start of a matrix at `data` with leading dimension `ld` (and, over
+/// batch entries, `batch_stride`) elements of `elem_bytes` each is 16-byte aligned.
+inline bool rows_aligned16(const void* data, long long ld, std::size_t elem_bytes, long long batch_stride = 0) {
+  const auto sz = static_cast<long long>(elem_bytes);
+  return reinterpret_cast<std::uintptr_t>(data) % 16 == 0 && (ld * sz) % 16 == 0 && (batch_stride * sz) % 16 == 0;
+}
 inline bool rows_aligned16(const matrix& x, int batch) {
-  const auto sz = static_cast<long long>(size_of(x.type));
-  return reinterpret_cast<std::uintptr_t>(x.data) % 16 == 0 && (x.ld * sz) % 16 == 0 &&
-         (batch == 1 || (x.batch_stride * sz) % 16 == 0);
+  return rows_aligned16(x.data, x.ld, size_of(x.type), batch == 1 ? 0 : x.batch_stride);
 }
 
 inline int heuristic_splits(int m, int n, int k, int tm, int tn, int tk, int units) {
@@ -460,11 +463,9 @@ void run_grouped(stream& s, std::vector<group_entry<TA, TA, TD>> problems, layou
     bad("work", "holds " + std::to_string(work.bytes) + " bytes; " + std::to_string(problems.size()) +
                     " problems need " + std::to_string(need) + " (see strata::ops::gemm::grouped_workspace_size)");
   // 16-byte copies when every problem's A and B rows allow them (fp32 stays full fp32 here).
-  const auto row16 = [](const void* ptr, long long ld) {
-    return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0 && (ld * static_cast<long long>(sizeof(TA))) % 16 == 0;
-  };
   bool rows16 = true;
-  for (const auto& e : problems) rows16 = rows16 && row16(e.a, e.lda) && row16(e.b, e.ldb);
+  for (const auto& e : problems)
+    rows16 = rows16 && detail::rows_aligned16(e.a, e.lda, sizeof(TA)) && detail::rows_aligned16(e.b, e.ldb, sizeof(TA));
   detail::dispatch<TA, TD>(max_m, [&](auto* tag) {
     using K = std::remove_pointer_t<decltype(tag)>;
     using G = grouped_kernel<K>;
