@@ -84,6 +84,38 @@ struct tile_copy {
                             valid * static_cast<int>(sizeof(T)));
     }
   }
+
+  /// Gather: vector (r, c) of the tile comes from `src(r, c)`, a pointer to its elements_per_vector
+  /// contiguous source elements, or is zero-filled when `src` returns nullptr (nothing is read). The
+  /// rows of an implicit-GEMM operand (convolution) are scattered over a tensor; each vector still
+  /// moves as one access. Synchronous: plain vector loads.
+  template <class Ctx, class Src>
+  STRATA_HOST_DEVICE static void block_gather(Ctx& ctx, T* dst, int dst_ld, Src&& src) {
+    auto block = ctx.block();
+    const int threads = block.size();
+    for (int v = block.thread_rank(); v < vectors; v += threads) {
+      const int r = row_of(v), c = col_of(v);
+      const T* from = src(r, c);
+      row_atom::template copy_vector<fill::zero>(dst + static_cast<long long>(r) * dst_ld + c, from,
+                                                 from ? elements_per_vector : 0);
+    }
+  }
+
+  /// block_gather with cp.async (zero-fill for a nullptr vector). `fallback` is any readable address
+  /// aligned to VectorBytes (the tensor's base): a predicated-off cp.async still names one.
+  template <class Ctx, class Src>
+  STRATA_HOST_DEVICE static void block_gather_async(Ctx& ctx, T* dst, int dst_ld, const T* fallback, Src&& src) {
+    static_assert(VectorBytes == 4 || VectorBytes == 8 || VectorBytes == 16,
+                  "tile_copy::block_gather_async: cp.async moves 4, 8 or 16 bytes; use block_gather");
+    auto block = ctx.block();
+    const int threads = block.size();
+    for (int v = block.thread_rank(); v < vectors; v += threads) {
+      const int r = row_of(v), c = col_of(v);
+      const T* from = src(r, c);
+      cp_async<VectorBytes>(ctx, dst + static_cast<long long>(r) * dst_ld + c, from ? from : fallback,
+                            from ? VectorBytes : 0);
+    }
+  }
 };
 
 }  // namespace strata::copy

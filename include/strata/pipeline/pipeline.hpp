@@ -82,6 +82,15 @@ class pipeline {
     else Tile::template block_copy<copy::fill::zero>(*ctx_, dst, dst_ld, src, src_ld, valid_rows, valid_cols);
   }
 
+  /// Gathers one tile into stage memory `dst`: vector (r, c) from src(r, c), zeros where it returns
+  /// nullptr (tile_copy::block_gather). cp.async where the target has it and the vector is 4, 8 or 16
+  /// bytes, plain loads otherwise. `fallback`: a readable address aligned to the vector width.
+  template <class Tile, class T, class Src>
+  STRATA_HOST_DEVICE void gather_tile(T* dst, int dst_ld, const T* fallback, Src&& src) {
+    if constexpr (asynchronous && Tile::vector_bytes >= 4) Tile::block_gather_async(*ctx_, dst, dst_ld, fallback, src);
+    else Tile::block_gather(*ctx_, dst, dst_ld, src);
+  }
+
   /// Closes the stage being filled (cp.async.commit_group; nothing on the portable path).
   STRATA_HOST_DEVICE void producer_commit() {
     if constexpr (asynchronous) copy::cp_async_commit(*ctx_);

@@ -148,6 +148,7 @@ struct kernel {
   using acc_type = typename Atom::c_type;
   using td = typename Epilogue::output_type;
   static constexpr shape tiles = S;
+  static constexpr std::size_t align_bytes = AlignBytes;
   static constexpr const char* name = "strata::ops::gemm::kernel";
 
   // Preconditions, in words.
@@ -294,23 +295,32 @@ struct kernel {
     const int m0 = int(t.m) * S.tile_m, n0 = int(t.n) * S.tile_n;
     const ta* a = p.a.data + batch * p.a.batch_stride;
     const tb* b = p.b.data + batch * p.b.batch_stride;
-    auto& smem = ctx.template shared<shared_storage>();
-
-    auto pipe = make_pipeline<S.stages>(ctx);
+    const bool a_row = p.a.order == layout::row_major, b_row = p.b.order == layout::row_major;
     // Stage `st` <- K step `kt`: rows/columns past M, N or K are zero-filled by the copy.
-    auto load = [&](int st, int kt) {
+    mainloop(ctx, kt_begin, kt_end, a_row, b_row, acc, [&](auto& pipe, shared_storage& smem, int st, int kt) {
       const int k0 = kt * S.tile_k;
       const int k_left = p.size.k - k0;
-      if (p.a.order == layout::row_major)
+      if (a_row)
         copy_stage<copy_a_row>(pipe, ctx, smem.a[st], lda_row, a + m0 * p.a.ld + k0, p.a.ld, p.size.m - m0, k_left);
       else
         copy_stage<copy_a_col>(pipe, ctx, smem.a[st], lda_col, a + k0 * p.a.ld + m0, p.a.ld, k_left, p.size.m - m0);
-      if (p.b.order == layout::row_major)
+      if (b_row)
         copy_stage<copy_b_row>(pipe, ctx, smem.b[st], ldb_row, b + k0 * p.b.ld + n0, p.b.ld, k_left, p.size.n - n0);
       else
         copy_stage<copy_b_col>(pipe, ctx, smem.b[st], ldb_col, b + n0 * p.b.ld + k0, p.b.ld, p.size.n - n0, k_left);
-    };
+    });
+  }
 
+  /// The pipelined K loop itself, over stages that `load(pipe, smem, stage, kt)` fills with K step kt:
+  /// A as (BLK_M, BLK_K) in smem.a[stage] (row-major stage, ld lda_row, when a_row; else the
+  /// column-major (BLK_K, BLK_M) form, ld lda_col), B likewise (ldb_row / ldb_col). gemm's own loads
+  /// copy strided tiles; an implicit GEMM (ops/conv) gathers its rows instead, and shares everything
+  /// else: pipeline protocol, fragment loads, atoms.
+  template <class Ctx, class Load>
+  STRATA_HOST_DEVICE static void mainloop(Ctx& ctx, int kt_begin, int kt_end, bool a_row, bool b_row,
+                                          typename warp_tile::accumulator& acc, Load&& load) {
+    auto& smem = ctx.template shared<shared_storage>();
+    auto pipe = make_pipeline<S.stages>(ctx);
     const int warp = ctx.warp().index();
     const int wm = warp / S.warps_n, wn = warp % S.warps_n;
     acc.fill(acc_type(0));
@@ -318,18 +328,17 @@ struct kernel {
     // Prologue: fill stages - 1 stages (empty commits past the end keep the group count steady).
     for (int s = 0; s < S.stages - 1; ++s) {
       const int st = pipe.producer_acquire();
-      if (kt_begin + s < kt_end) load(st, kt_begin + s);
+      if (kt_begin + s < kt_end) load(pipe, smem, st, kt_begin + s);
       pipe.producer_commit();
     }
     for (int kt = kt_begin; kt < kt_end; ++kt) {
       const int st = pipe.consumer_wait();
       const int ps = pipe.producer_acquire();
-      if (kt + S.stages - 1 < kt_end) load(ps, kt + S.stages - 1);
+      if (kt + S.stages - 1 < kt_end) load(pipe, smem, ps, kt + S.stages - 1);
       pipe.producer_commit();
 
       typename warp_tile::a_fragments fa;
       typename warp_tile::b_fragments fb;
-      const bool a_row = p.a.order == layout::row_major, b_row = p.b.order == layout::row_major;
       if constexpr (use_ldmatrix) {
         ldmatrix_loader::load_a(ctx, fa, smem.a[st], a_row ? lda_row : lda_col, a_row, wm * warp_m);
         ldmatrix_loader::load_b(ctx, fb, smem.b[st], b_row ? ldb_row : ldb_col, !b_row, wn * warp_n);
@@ -386,6 +395,16 @@ struct kernel {
         }
   }
 
+  /// One stage of a strided tile (the copy the target's pipeline has; plain loads below 4-byte vectors).
+  template <class Tile, class Pipe, class Ctx, class T>
+  STRATA_HOST_DEVICE static void copy_stage(Pipe& pipe, Ctx& ctx, T* dst, int dst_ld, const T* src, long long src_ld,
+                                            int rows, int cols) {
+    // cp.async moves 4, 8 or 16 bytes; rows aligned to less (an odd ld of 16-bit elements) take plain
+    // loads, which land at issue and are covered by the pipeline's barrier all the same.
+    if constexpr (Tile::vector_bytes >= 4) pipe.template copy_tile<Tile>(dst, dst_ld, src, src_ld, rows, cols);
+    else Tile::template block_copy<copy::fill::zero>(ctx, dst, dst_ld, src, src_ld, rows, cols);
+  }
+
  private:
   template <class Ctx>
   STRATA_HOST_DEVICE void finish_tile(Ctx& ctx, const params& p, order::tile t, int split, int batch, long long slot,
@@ -431,15 +450,6 @@ struct kernel {
       for_each_element(lane, acc, m0 + wm * warp_m, n0 + wn * warp_n, p.size,
                        [&](int r, int c, acc_type v) { part[std::size_t(r) * p.size.n + c] = v; });
     }
-  }
-
-  template <class Tile, class Pipe, class Ctx, class T>
-  STRATA_HOST_DEVICE static void copy_stage(Pipe& pipe, Ctx& ctx, T* dst, int dst_ld, const T* src, long long src_ld,
-                                            int rows, int cols) {
-    // cp.async moves 4, 8 or 16 bytes; rows aligned to less (an odd ld of 16-bit elements) take plain
-    // loads, which land at issue and are covered by the pipeline's barrier all the same.
-    if constexpr (Tile::vector_bytes >= 4) pipe.template copy_tile<Tile>(dst, dst_ld, src, src_ld, rows, cols);
-    else Tile::template block_copy<copy::fill::zero>(ctx, dst, dst_ld, src, src_ld, rows, cols);
   }
 
   // tf32: round to nearest (cvt.rna) rather than let the tensor core truncate the low mantissa bits.
