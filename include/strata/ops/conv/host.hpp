@@ -1,0 +1,498 @@
+// strata/ops/conv/host.hpp -- the host entries:
+//
+//   strata::conv(stream, problem, x, w, y, options)                   y  = act(alpha conv(x, w) + beta residual + bias)
+//   strata::conv_backward_data(stream, problem, dy, w, dx, options)   dx = act(alpha conv^T(dy, w) + beta residual + bias)
+//   strata::conv_backward_weight(stream, problem, x, dy, dw, options) dw = alpha grad_w + beta dw
+//
+//   namespace sc = strata::ops::conv;
+//   sc::problem pr{.n = 8, .c = 64, .k = 64, .input = {1, 56, 56}, .filter = {1, 3, 3},
+//                  .pad = {0, 1, 1}, .pad_end = {0, 1, 1}};
+//   strata::conv(stream, pr, {x, sc::dtype::f16}, {w, sc::dtype::f16}, {y, sc::dtype::f16},
+//                {.bias = bias, .act = sc::activation::relu});
+//
+// Tensors are {pointer, dtype, strides}; strides {} mean packed channels-last for the tensor's shape
+// (sc::channels_first(...) gives NCDHW). Filters are always packed KTRSC (types.hpp).
+//
+// Dispatch (docs/conv.md):
+//   fprop, groups == C > 1        depthwise_kernel (direct)
+//   fprop, 1x1x1 filter, stride 1, no padding, groups 1, channels-last pixels of one stride
+//                                 gemm::kernel on x and y as matrices (the 1x1 fast path: no gathers)
+//   everything else               conv::kernel<kind> (implicit GEMM) at the GEMM heuristic's tile
+//                                 (host FMA; CUDA mma.sync, fp32 FMA unless tf32; HIP MFMA), with
+//                                 16-byte gathers when the strides, channel counts and pointers allow,
+//                                 element-wise gathers otherwise
+//   wgrad split-K                 options.split_k, or the GEMM heuristic when options.work is given
+//
+// Data types (input -> output, accumulation): f32 -> f32 (f32; tf32 multiplies with options.tf32 on
+// CUDA); f16 -> f16 | f32 and bf16 -> bf16 | f32 (f32); i8 -> i32 | i8 (i32; an i8 output is
+// alpha * acc + ..., rounded and saturated: the requantizing convolution).
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+#include "strata/epilogue/epilogue.hpp"
+#include "strata/ops/conv/depthwise.hpp"
+#include "strata/ops/conv/kernel.hpp"
+#include "strata/ops/conv/types.hpp"
+#include "strata/ops/gemm/gemm.hpp"
+#include "strata/runtime/error.hpp"
+#include "strata/runtime/runtime.hpp"
+#include "strata/runtime/workspace.hpp"
+
+namespace strata::ops::conv {
+
+using dtype = gemm::dtype;
+
+/// A tensor in device memory. `layout` all zero: packed channels-last for its shape.
+struct tensor {
+  const void* data = nullptr;
+  dtype type = dtype::f32;
+  strides layout{};
+};
+
+enum class activation { none, relu, silu, gelu_tanh, sigmoid };
+
+struct options {
+  float alpha = 1.f;
+  float beta = 0.f;             // fprop, dgrad: scales `residual`; wgrad: dw = alpha grad + beta dw
+  const float* bias = nullptr;  // fprop: K floats, dgrad: C floats (one per output channel); not wgrad
+  activation act = activation::none;  // after bias; fprop and dgrad
+  tensor residual{};            // fprop, dgrad: read when beta != 0; the output's shape and dtype, may be the output itself
+  bool tf32 = false;            // f32 inputs on CUDA: TF32 tensor cores instead of full fp32 FMA
+  int split_k = 0;              // wgrad: 0 = heuristic (needs options.work), 1 = none, n = n splits
+  workspace work{};             // wgrad split-K partials: workspace_size(problem, kind::wgrad, options)
+};
+
+namespace detail {
+
+[[noreturn]] inline void bad(const char* op, const std::string& arg, const std::string& why) {
+  throw invalid_argument(op, arg, why);
+}
+
+inline std::string str(const spatial& s) {
+  return "(" + std::to_string(s.d) + ", " + std::to_string(s.h) + ", " + std::to_string(s.w) + ")";
+}
+
+/// The host entry's fused epilogue op: alpha * acc + beta * residual(pixel, channel) + bias[channel],
+/// then the activation. Rows are pixels of the output's pixel map, columns channels.
+template <class TR>
+struct entry_op {
+  struct params {
+    float alpha = 1.f, beta = 0.f;
+    const TR* residual = nullptr;
+    pixel_map map;
+    long long stride_c = 1;
+    const float* bias = nullptr;
+    activation act = activation::none;
+  };
+  template <epilogue::value V>
+  STRATA_HOST_DEVICE float operator()(V acc, int row, int col, const params& p) const {
+    float v = p.alpha * static_cast<float>(acc);
+    if (p.beta != 0.f) v += p.beta * epilogue::detail::to<float>(p.residual[p.map.offset(row) + col * p.stride_c]);
+    if (p.bias) v += p.bias[col];
+    switch (p.act) {
+      case activation::none: break;
+      case activation::relu: v = v <= 0.f ? 0.f : v; break;  // NaN passes through
+      case activation::silu: v = epilogue::silu{}(v, row, col, {}); break;
+      case activation::gelu_tanh: v = epilogue::gelu_tanh{}(v, row, col, {}); break;
+      case activation::sigmoid: v = epilogue::sigmoid{}(v, row, col, {}); break;
+    }
+    return v;
+  }
+};
+
+template <class TD>
+using entry_epilogue = epilogue::chain<entry_op<TD>, epilogue::convert_to<TD>>;
+template <class TD>
+using wgrad_epilogue = epilogue::chain<epilogue::alpha_beta<TD>, epilogue::convert_to<TD>>;
+
+/// The tile shape and atom for this build's backend (the GEMM entry's families), at the alignment the
+/// gathers allow; fn(kernel*) launches it.
+template <kind Kind, class TA, class E, class Fn>
+void dispatch(int m, bool vec16, bool tf32, Fn&& fn) {
+  namespace cf = gemm::configs;
+#if STRATA_BACKEND_CUDA
+  if constexpr (std::is_same_v<TA, float>) {
+    if (!tf32) return fn(static_cast<kernel<Kind, arch::sm80, mma::fma_atom<float, float, 32>, cf::fma_default, E>*>(nullptr));
+  }
+  using atom = typename cf::sm80_atom<TA>::type;
+  const auto pick = [&](auto shape_tag) {
+    constexpr gemm::shape S = decltype(shape_tag)::value;
+    if (vec16) fn(static_cast<kernel<Kind, arch::sm80, atom, S, E, order::default_for<arch::sm80>, 16>*>(nullptr));
+    else fn(static_cast<kernel<Kind, arch::sm80, atom, S, E>*>(nullptr));
+  };
+  if (m <= 128) pick(std::integral_constant<gemm::shape, cf::sm80_medium>{});
+  else pick(std::integral_constant<gemm::shape, cf::sm80_large>{});
+#elif STRATA_BACKEND_HIP
+  using T = arch::STRATA_GEMM_HIP_TARGET;
+  (void)vec16, (void)tf32;
+  if constexpr (std::is_same_v<TA, float>) {
+    fn(static_cast<kernel<Kind, T, mma::fma_atom<float, float, 64>, cf::fma_wave64, E>*>(nullptr));
+  } else {
+    using atom = typename cf::cdna_atom<T, TA, true>::type;
+    fn(static_cast<kernel<Kind, T, atom, cf::cdna_large, E>*>(nullptr));
+  }
+  (void)m;
+#else
+  (void)vec16, (void)tf32;
+  using atom = mma::fma_atom<TA, cf::fma_acc<TA>, 32>;
+  if (m <= 32) fn(static_cast<kernel<Kind, arch::host, atom, cf::fma_skinny, E>*>(nullptr));
+  else fn(static_cast<kernel<Kind, arch::host, atom, cf::fma_default, E>*>(nullptr));
+#endif
+}
+
+/// The target this build's depthwise and 1x1 kernels run on.
+#if STRATA_BACKEND_CUDA
+using entry_target = arch::sm80;
+#elif STRATA_BACKEND_HIP
+using entry_target = arch::STRATA_GEMM_HIP_TARGET;
+#else
+using entry_target = arch::host;
+#endif
+
+/// The role of each tensor of one entry, for messages and checks.
+struct roles {
+  const char* op;
+  kind k;
+  const char* a;  // fprop "x", dgrad "dy", wgrad "x"
+  const char* b;  // fprop "w", dgrad "w",  wgrad "dy"
+  const char* d;  // fprop "y", dgrad "dx", wgrad "dw"
+};
+
+inline void check_problem(const char* op, const problem& p) {
+  if (p.n < 1) bad(op, "problem.n", "must be at least 1, got " + std::to_string(p.n));
+  if (p.groups < 1) bad(op, "problem.groups", "must be at least 1, got " + std::to_string(p.groups));
+  if (p.groups > 65535) bad(op, "problem.groups", "must be at most 65535 (one grid z index per group), got " + std::to_string(p.groups));
+  if (p.c < 1) bad(op, "problem.c", "must be at least 1, got " + std::to_string(p.c));
+  if (p.k < 1) bad(op, "problem.k", "must be at least 1, got " + std::to_string(p.k));
+  if (p.c % p.groups != 0)
+    bad(op, "problem.c", std::to_string(p.c) + " input channels do not divide into " + std::to_string(p.groups) + " groups");
+  if (p.k % p.groups != 0)
+    bad(op, "problem.k", std::to_string(p.k) + " output channels do not divide into " + std::to_string(p.groups) + " groups");
+  const auto positive = [&](const spatial& s, const char* name) {
+    if (s.d < 1 || s.h < 1 || s.w < 1) bad(op, std::string("problem.") + name, "must be at least 1 in every dimension, got " + str(s));
+  };
+  const auto non_negative = [&](const spatial& s, const char* name) {
+    if (s.d < 0 || s.h < 0 || s.w < 0) bad(op, std::string("problem.") + name, "must be non-negative, got " + str(s));
+  };
+  positive(p.input, "input");
+  positive(p.filter, "filter");
+  positive(p.stride, "stride");
+  positive(p.dilation, "dilation");
+  non_negative(p.pad, "pad");
+  non_negative(p.pad_end, "pad_end");
+  const spatial o = output_extent(p);
+  if (o.d < 1 || o.h < 1 || o.w < 1)
+    bad(op, "problem", "produces an empty output " + str(o) + ": the dilated filter " +
+                           str({p.dilation.d * (p.filter.d - 1) + 1, p.dilation.h * (p.filter.h - 1) + 1,
+                                p.dilation.w * (p.filter.w - 1) + 1}) +
+                           " is larger than the padded input " +
+                           str({p.input.d + p.pad.d + p.pad_end.d, p.input.h + p.pad.h + p.pad_end.h,
+                                p.input.w + p.pad.w + p.pad_end.w}));
+  // Every GEMM extent (and every element offset inside a group's operands) is an int on the device.
+  const long long in_pix = (long long)p.n * p.input.d * p.input.h * p.input.w;
+  const long long out_pix = (long long)p.n * o.d * o.h * o.w;
+  const long long limit = 0x7fffffffLL;
+  if (in_pix * p.c > (1LL << 62) / 8 || out_pix * p.k > (1LL << 62) / 8) bad(op, "problem", "is too large");
+  if (in_pix > limit || out_pix > limit) bad(op, "problem", "has more than 2^31 - 1 pixels per tensor; split the batch");
+  if (p.taps() * std::max(p.c_per_group(), p.k_per_group()) > limit) bad(op, "problem.filter", "is too large (T R S C/G above 2^31 - 1)");
+}
+
+/// A tensor's strides, defaulted to packed channels-last for extent `e` with `channels`.
+inline strides strides_of(const tensor& t, spatial e, int channels) {
+  return t.layout == strides{} ? channels_last(e, channels) : t.layout;
+}
+
+/// Checks one activation tensor: pointer, dtype, alignment, non-negative strides; an output also
+/// needs strides that give every element its own address.
+inline void check_activation(const char* op, const tensor& t, const char* name, dtype want, spatial e, int n,
+                             int channels, bool output) {
+  const std::string nm = name;
+  if (!t.data) bad(op, nm, "is a null pointer");
+  if (t.type != want)
+    bad(op, nm, std::string("has dtype ") + gemm::to_string(t.type) + ", expected " + gemm::to_string(want));
+  if (reinterpret_cast<std::uintptr_t>(t.data) % gemm::size_of(t.type) != 0)
+    bad(op, nm, "is not aligned to its element size (" + std::to_string(gemm::size_of(t.type)) + " bytes)");
+  const strides s = strides_of(t, e, channels);
+  const std::array<std::pair<long long, long long>, 5> dims_ = {
+      {{s.n, n}, {s.d, e.d}, {s.h, e.h}, {s.w, e.w}, {s.c, channels}}};
+  for (const auto& [st, ext] : dims_)
+    if (st < 0) bad(op, nm + ".layout", "has a negative stride");
+  if (output) {
+    // Non-overlapping: sorted by stride, each dimension must step past the whole of the smaller ones.
+    auto d = dims_;
+    std::sort(d.begin(), d.end());
+    long long span = 1;
+    for (const auto& [st, ext] : d) {
+      if (ext <= 1) continue;
+      if (st < span)
+        bad(op, nm + ".layout", "has strides under which two elements share an address (an output needs distinct elements)");
+      span = st * ext;
+    }
+  }
+}
+
+/// The bytes [first, last) a tensor spans.
+inline gemm::detail::byte_range range_of(const tensor& t, strides s, spatial e, int n, int channels) {
+  const long long last = (n - 1) * s.n + (e.d - 1) * s.d + (e.h - 1) * s.h + (e.w - 1) * s.w + (channels - 1) * s.c;
+  const auto first = reinterpret_cast<std::uintptr_t>(t.data);
+  return {first, first + std::uintptr_t((last + 1) * (long long)gemm::size_of(t.type))};
+}
+
+/// 16-byte gathers: every vector of channels is contiguous and 16-byte aligned.
+inline bool vectorizable(const tensor& t, strides s, int channels_per_group, std::size_t elem) {
+  const long long v = 16 / (long long)elem;
+  return reinterpret_cast<std::uintptr_t>(t.data) % 16 == 0 && s.c == 1 && channels_per_group % v == 0 && s.n % v == 0 &&
+         s.d % v == 0 && s.h % v == 0 && s.w % v == 0;
+}
+
+/// True when the pixels of a tensor are one stride apart (w, then h, d, n packed): then it is a matrix.
+inline bool uniform_pixels(strides s, spatial e) {
+  return s.h == s.w * e.w && s.d == s.h * e.h && s.n == s.d * e.d;
+}
+
+template <class TD>
+typename entry_epilogue<TD>::params entry_params(const options& o, strides os, spatial e, int channels) {
+  typename entry_op<TD>::params q{};
+  q.alpha = o.alpha;
+  q.beta = o.beta;
+  q.residual = static_cast<const TD*>(o.residual.data);
+  const strides rs = o.beta != 0.f ? strides_of(o.residual, e, channels) : os;
+  q.map = {e, rs.n, rs.d, rs.h, rs.w};
+  q.stride_c = rs.c;
+  q.bias = o.bias;
+  q.act = o.act;
+  return entry_epilogue<TD>::make_params(q, {});
+}
+
+inline int device_units() { return gemm::detail::device_units(); }
+
+template <kind Kind, class TA, class TD>
+void run(stream& s, const roles& r, const problem& pr, const tensor& a, const tensor& b, const tensor& d, const options& o) {
+  const spatial oe = output_extent(pr);
+  // Activation strides by side: the input side (x, or dx for dgrad) and the output side (y, or dy).
+  const tensor& in_t = Kind == kind::dgrad ? d : a;
+  const tensor& out_t = Kind == kind::fprop ? d : (Kind == kind::dgrad ? a : b);
+  const strides ins = strides_of(in_t, pr.input, pr.c);
+  const strides outs = strides_of(out_t, oe, pr.k);
+  const geometry g = make_geometry(pr, ins, outs);
+  const std::size_t el = sizeof(TA);
+  const int vec = int(16 / el);
+
+  if constexpr (Kind != kind::wgrad) {
+    using E = entry_epilogue<TD>;
+    const spatial de = Kind == kind::fprop ? oe : pr.input;
+    const strides ds = Kind == kind::fprop ? outs : ins;
+    const auto ep = entry_params<TD>(o, ds, de, Kind == kind::fprop ? pr.k : pr.c);
+    const TA* pa = static_cast<const TA*>(a.data);
+    const TA* pb = static_cast<const TA*>(b.data);
+    TD* pd = static_cast<TD*>(const_cast<void*>(d.data));
+    if constexpr (Kind == kind::fprop) {
+      if (pr.groups > 1 && pr.groups == pr.c) {
+        using K = depthwise_kernel<entry_target, TA, E>;
+        const auto p = K::make_params(g, pa, pb, pd, ep);
+        launch(s, K::launch_shape_of(p), K{}, p);
+        return;
+      }
+      const bool one_by_one = pr.filter == spatial{1, 1, 1} && pr.stride == spatial{1, 1, 1} &&
+                              pr.pad == spatial{0, 0, 0} && pr.pad_end == spatial{0, 0, 0} && pr.groups == 1 &&
+                              ins.c == 1 && outs.c == 1 && uniform_pixels(ins, pr.input) && uniform_pixels(outs, oe);
+      if (one_by_one) {
+        // x is a (pixels x C) matrix with ld = its pixel stride, w a column-major (C x K) one, y (pixels x K).
+        const int m = int((long long)pr.n * oe.d * oe.h * oe.w);
+        const bool rows16 = gemm::detail::rows_aligned16(pa, ins.w, el) && gemm::detail::rows_aligned16(pb, pr.c, el);
+        gemm::detail::dispatch<TA, TD>(m, [&](auto* tag) {
+          using G0 = std::remove_pointer_t<decltype(tag)>;
+          using G = gemm::kernel<typename G0::target, typename G0::atom, G0::tiles, E, typename G0::order_type,
+                                 G0::align_bytes>;
+          const auto p = G::make_params({m, pr.k, pr.c, 1}, {pa, ins.w, gemm::layout::row_major, 0},
+                                        {pb, pr.c, gemm::layout::col_major, 0}, {pd, outs.w, gemm::layout::row_major, 0}, ep);
+          launch(s, G::launch_shape_of(p), G{}, p);
+        }, gemm::detail::read_mode{.rows16 = rows16, .tf32 = o.tf32});
+        return;
+      }
+    }
+    // 16-byte gathers: A's channel vectors (x for fprop, dy for dgrad) and the filter rows.
+    const bool vec16 = (Kind == kind::fprop ? vectorizable(a, ins, g.c_group, el) : vectorizable(a, outs, g.k_group, el)) &&
+                       reinterpret_cast<std::uintptr_t>(b.data) % 16 == 0 && g.c_group % vec == 0;
+    const int m = gemm_size<Kind>(g).m;
+    dispatch<Kind, TA, E>(m, vec16, o.tf32, [&](auto* tag) {
+      using K = std::remove_pointer_t<decltype(tag)>;
+      const auto p = K::make_params(g, pa, pb, pd, ep);
+      if (p.tiles > 0x7fffffffLL) bad(r.op, r.d, "has more output tiles than one grid holds (2^31 - 1)");
+      launch(s, K::launch_shape_of(p), K{}, p);
+    });
+  } else {
+    using E = wgrad_epilogue<TD>;
+    const TA* px = static_cast<const TA*>(a.data);
+    const TA* pdy = static_cast<const TA*>(b.data);
+    TD* pdw = static_cast<TD*>(const_cast<void*>(d.data));
+    const long long row = g.filter_row();
+    const typename E::params ep =
+        E::make_params({.alpha = o.alpha, .beta = o.beta, .c = epilogue::row_major(static_cast<const TD*>(pdw), row)}, {});
+    const bool vec16 = vectorizable(a, ins, g.c_group, el) && vectorizable(b, outs, g.k_group, el);
+    (void)vec;
+    dispatch<Kind, TA, E>(g.k_group, vec16, o.tf32, [&](auto* tag) {
+      using K = std::remove_pointer_t<decltype(tag)>;
+      using Acc = typename K::acc_type;
+      const gemm::problem sz = K::gemm_size(g);
+      int splits = o.split_k;
+      if (splits == 0)
+        splits = o.work.data ? gemm::detail::heuristic_splits(sz.m * sz.batch, sz.n, sz.k, K::tiles.tile_m,
+                                                              K::tiles.tile_n, K::tiles.tile_k, device_units())
+                             : 1;
+      splits = std::max(1, std::min(splits, std::max(1, (sz.k + K::tiles.tile_k - 1) / K::tiles.tile_k)));
+      auto p = K::make_params(g, pdy, px, pdw, ep, splits, static_cast<Acc*>(o.work.data));  // wgrad: A = dy, B = x
+      const std::size_t need = K::partial_elements(p) * sizeof(Acc);
+      if (splits > 1 && (!o.work.data || o.work.bytes < need))
+        bad(r.op, "options.work", "holds " + std::to_string(o.work.bytes) + " bytes; " + std::to_string(splits) +
+                                      " K splits need " + std::to_string(need) + " (see strata::ops::conv::workspace_size)");
+      if (splits > 1 && reinterpret_cast<std::uintptr_t>(o.work.data) % 16 != 0)
+        bad(r.op, "options.work", "must be 16-byte aligned");
+      launch(s, K::launch_shape_of(p), K{}, p);
+      if (splits > 1) {
+        using R = gemm::reduce_kernel<typename K::target, Acc, E>;
+        typename R::params rp{{sz.m, sz.n, sz.k, sz.batch}, splits, static_cast<const Acc*>(o.work.data),
+                              {pdw, row, gemm::layout::row_major, (long long)g.k_group * row}, ep};
+        launch(s, R::launch_shape_of(rp), R{}, rp);
+      }
+    });
+  }
+}
+
+/// Validates, then runs the kind's kernel for the dtype combination.
+template <kind Kind>
+void entry(stream& s, const roles& r, const problem& pr, const tensor& a, const tensor& b, const tensor& d, const options& o) {
+  const char* op = r.op;
+  check_problem(op, pr);
+  const spatial oe = output_extent(pr);
+  // The extents of each role: fprop (x in, w, y out), dgrad (dy out, w, dx in), wgrad (x in, dy out, dw).
+  const auto check_filter = [&](const tensor& w, const char* name, dtype want, bool output) {
+    if (!w.data) bad(op, name, "is a null pointer");
+    if (w.type != want) bad(op, name, std::string("has dtype ") + gemm::to_string(w.type) + ", expected " + gemm::to_string(want));
+    if (!(w.layout == strides{}))
+      bad(op, std::string(name) + ".layout", "must be empty: filters are packed K x T x R x S x C/groups (KRSC)");
+    if (reinterpret_cast<std::uintptr_t>(w.data) % gemm::size_of(w.type) != 0)
+      bad(op, name, "is not aligned to its element size (" + std::to_string(gemm::size_of(w.type)) + " bytes)");
+    (void)output;
+  };
+  const dtype in_type = a.type;
+  if (in_type == dtype::i32 || in_type == dtype::e4m3 || in_type == dtype::e5m2)
+    bad(op, r.a, std::string("has dtype ") + gemm::to_string(in_type) + "; convolutions take f32, f16, bf16 or i8 inputs");
+  if constexpr (Kind == kind::fprop) {
+    check_activation(op, a, r.a, in_type, pr.input, pr.n, pr.c, false);
+    check_filter(b, r.b, in_type, false);
+    check_activation(op, d, r.d, d.type, oe, pr.n, pr.k, true);
+  } else if constexpr (Kind == kind::dgrad) {
+    check_activation(op, a, r.a, in_type, oe, pr.n, pr.k, false);
+    check_filter(b, r.b, in_type, false);
+    check_activation(op, d, r.d, d.type, pr.input, pr.n, pr.c, true);
+  } else {
+    check_activation(op, a, r.a, in_type, pr.input, pr.n, pr.c, false);
+    check_activation(op, b, r.b, in_type, oe, pr.n, pr.k, false);
+    check_filter(d, r.d, d.type, true);
+  }
+  // Output dtype per input dtype.
+  const dtype out = d.type;
+  const bool ok = (in_type == dtype::f32 && out == dtype::f32) ||
+                  ((in_type == dtype::f16 || in_type == dtype::bf16) && (out == in_type || out == dtype::f32)) ||
+                  (in_type == dtype::i8 && (out == dtype::i32 || out == dtype::i8));
+  if (!ok)
+    bad(op, r.d, std::string("dtype combination ") + gemm::to_string(in_type) + " -> " + gemm::to_string(out) +
+                     " is not supported (f32 -> f32, f16 -> f16|f32, bf16 -> bf16|f32, i8 -> i32|i8; docs/conv.md)");
+  // Epilogue operands.
+  const spatial de = Kind == kind::fprop ? oe : pr.input;
+  const int dc = Kind == kind::fprop ? pr.k : pr.c;
+  if constexpr (Kind == kind::wgrad) {
+    if (o.bias) bad(op, "options.bias", "is not supported by the weight gradient (a bias gradient is a reduction of dy)");
+    if (o.act != activation::none) bad(op, "options.act", "is not supported by the weight gradient");
+    if (o.residual.data) bad(op, "options.residual", "is not supported by the weight gradient (beta scales dw itself)");
+  } else if (o.beta != 0.f) {
+    check_activation(op, o.residual, "options.residual", out, de, pr.n, dc, false);
+    const strides ds = strides_of(d, de, dc), rs = strides_of(o.residual, de, dc);
+    const bool same = o.residual.data == d.data && ds == rs;
+    if (!same && range_of(o.residual, rs, de, pr.n, dc).overlaps(range_of(d, ds, de, pr.n, dc)))
+      bad(op, "options.residual", std::string("partly overlaps ") + r.d +
+                                      " (the residual may be the output itself, same pointer and strides, or disjoint from it)");
+  }
+  if (o.split_k < 0) bad(op, "options.split_k", "must be 0 (automatic) or positive");
+  // The output may share no byte with an input.
+  const auto out_range = [&] {
+    if constexpr (Kind == kind::wgrad)
+      return gemm::detail::byte_range{reinterpret_cast<std::uintptr_t>(d.data),
+                                      reinterpret_cast<std::uintptr_t>(d.data) +
+                                          std::uintptr_t(pr.k * pr.taps() * pr.c_per_group() * (long long)gemm::size_of(d.type))};
+    else
+      return range_of(d, strides_of(d, de, dc), de, pr.n, dc);
+  }();
+  const auto filter_range = [&](const tensor& w) {
+    const auto f = reinterpret_cast<std::uintptr_t>(w.data);
+    return gemm::detail::byte_range{f, f + std::uintptr_t(pr.k * pr.taps() * pr.c_per_group() * (long long)gemm::size_of(w.type))};
+  };
+  if constexpr (Kind == kind::fprop) {
+    if (out_range.overlaps(range_of(a, strides_of(a, pr.input, pr.c), pr.input, pr.n, pr.c))) bad(op, r.d, "overlaps x");
+    if (out_range.overlaps(filter_range(b))) bad(op, r.d, "overlaps w");
+  } else if constexpr (Kind == kind::dgrad) {
+    if (out_range.overlaps(range_of(a, strides_of(a, oe, pr.k), oe, pr.n, pr.k))) bad(op, r.d, "overlaps dy");
+    if (out_range.overlaps(filter_range(b))) bad(op, r.d, "overlaps w");
+  } else {
+    if (out_range.overlaps(range_of(a, strides_of(a, pr.input, pr.c), pr.input, pr.n, pr.c))) bad(op, r.d, "overlaps x");
+    if (out_range.overlaps(range_of(b, strides_of(b, oe, pr.k), oe, pr.n, pr.k))) bad(op, r.d, "overlaps dy");
+  }
+
+  switch (in_type) {
+    case dtype::f32: return run<Kind, float, float>(s, r, pr, a, b, d, o);
+    case dtype::f16:
+      if (out == dtype::f16) return run<Kind, f16, f16>(s, r, pr, a, b, d, o);
+      return run<Kind, f16, float>(s, r, pr, a, b, d, o);
+    case dtype::bf16:
+      if (out == dtype::bf16) return run<Kind, bf16, bf16>(s, r, pr, a, b, d, o);
+      return run<Kind, bf16, float>(s, r, pr, a, b, d, o);
+    case dtype::i8:
+      if (out == dtype::i8) return run<Kind, std::int8_t, std::int8_t>(s, r, pr, a, b, d, o);
+      return run<Kind, std::int8_t, std::int32_t>(s, r, pr, a, b, d, o);
+    default: break;
+  }
+}
+
+}  // namespace detail
+
+/// Bytes of workspace a call may use (wgrad split-K partials; 0 for fprop and dgrad): an upper bound
+/// over the heuristic, 16 splits (or options.split_k) of 4-byte partials of every group's dw.
+inline std::size_t workspace_size(const problem& p, kind k, const options& o = {}) {
+  if (k != kind::wgrad) return 0;
+  const int splits = o.split_k == 0 ? 16 : std::max(1, o.split_k);
+  return splits > 1 ? std::size_t(splits) * std::size_t(p.k) * std::size_t(p.taps()) * std::size_t(p.c_per_group()) * 4 : 0;
+}
+
+}  // namespace strata::ops::conv
+
+namespace strata {
+
+/// y = act(alpha * conv(x, w) + beta * residual + bias): see strata/ops/conv/host.hpp.
+inline void conv(stream& s, const ops::conv::problem& p, const ops::conv::tensor& x, const ops::conv::tensor& w,
+                 const ops::conv::tensor& y, const ops::conv::options& o = {}) {
+  ops::conv::detail::entry<ops::conv::kind::fprop>(s, {"strata::conv", ops::conv::kind::fprop, "x", "w", "y"}, p, x, w, y, o);
+}
+
+/// dx = act(alpha * conv_transpose(dy, w) + beta * residual + bias): the data gradient of strata::conv,
+/// and the transposed convolution of dy.
+inline void conv_backward_data(stream& s, const ops::conv::problem& p, const ops::conv::tensor& dy,
+                               const ops::conv::tensor& w, const ops::conv::tensor& dx, const ops::conv::options& o = {}) {
+  ops::conv::detail::entry<ops::conv::kind::dgrad>(s, {"strata::conv_backward_data", ops::conv::kind::dgrad, "dy", "w", "dx"},
+                                                   p, dy, w, dx, o);
+}
+
+/// dw = alpha * dL/dw + beta * dw: the weight gradient of strata::conv (split-K over the pixels).
+inline void conv_backward_weight(stream& s, const ops::conv::problem& p, const ops::conv::tensor& x,
+                                 const ops::conv::tensor& dy, const ops::conv::tensor& dw, const ops::conv::options& o = {}) {
+  ops::conv::detail::entry<ops::conv::kind::wgrad>(s, {"strata::conv_backward_weight", ops::conv::kind::wgrad, "x", "dy", "dw"},
+                                                   p, x, dy, dw, o);
+}
+
+}  // namespace strata

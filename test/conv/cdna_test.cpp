@@ -1,0 +1,32 @@
+// The implicit-GEMM kernel in its CDNA configurations on the emulator (wave64, MFMA with the exact
+// gfx942 / gfx90a fragment layouts): bf16 on gfx942 (the MI300-class descriptor) and int8 on gfx90a.
+#include "support.hpp"
+
+using namespace strata_test::conv;
+namespace arch = strata::arch;
+namespace cfg = strata::ops::gemm::configs;
+using strata::bf16;
+
+namespace {
+template <sc::kind Kind, class Target, class TA, class TD>
+using cdna_kernel =
+    sc::kernel<Kind, Target, typename cfg::cdna_atom<Target, TA, true>::type, cfg::cdna_large,
+               std::conditional_t<Kind == sc::kind::wgrad, sc::detail::wgrad_epilogue<TD>, sc::detail::entry_epilogue<TD>>>;
+}  // namespace
+
+TEST_CASE("conv gfx942 MFMA bf16: fprop, dgrad, wgrad", "[conv]") {
+  const sc::problem p{.n = 2, .c = 6, .k = 10, .input = {1, 5, 7}, .filter = {1, 3, 3}, .stride = {1, 1, 2},
+                      .pad = {0, 1, 1}, .pad_end = {0, 1, 1}};
+  check<bf16, bf16>(sc::kind::fprop, {.pr = p, .bias = true, .act = sc::activation::relu, .seed = 301},
+                    kernel_launcher<cdna_kernel<sc::kind::fprop, arch::gfx942, bf16, bf16>>{});
+  check<bf16, float>(sc::kind::dgrad, {.pr = p, .beta = 1.f, .seed = 302},
+                     kernel_launcher<cdna_kernel<sc::kind::dgrad, arch::gfx942, bf16, float>>{});
+  check<bf16, float>(sc::kind::wgrad, {.pr = p, .split_k = 2, .seed = 303},
+                     kernel_launcher<cdna_kernel<sc::kind::wgrad, arch::gfx942, bf16, float>>{});
+}
+
+TEST_CASE("conv gfx90a MFMA int8 fprop", "[conv]") {
+  const sc::problem p{.n = 1, .c = 9, .k = 5, .groups = 1, .input = {2, 3, 4}, .filter = {2, 2, 2}, .pad = {1, 0, 1}};
+  check<std::int8_t, std::int32_t>(sc::kind::fprop, {.pr = p, .seed = 311},
+                                   kernel_launcher<cdna_kernel<sc::kind::fprop, arch::gfx90a, std::int8_t, std::int32_t>>{});
+}

@@ -1,0 +1,68 @@
+// The implicit-GEMM kernel in its sm80 configurations on the emulator (mma.sync atoms with their exact
+// fragment layouts, cp.async stages, ldmatrix fragment loads): 16-byte gathers where the channels
+// allow them, element-wise gathers otherwise; f16 / bf16, tf32 and int8; fprop, dgrad and wgrad.
+#include "support.hpp"
+
+using namespace strata_test::conv;
+namespace arch = strata::arch;
+namespace cfg = strata::ops::gemm::configs;
+using strata::bf16;
+using strata::f16;
+using act = sc::activation;
+
+namespace {
+
+template <sc::kind Kind, class TA, class TD, strata::ops::gemm::shape S, std::size_t Align>
+using sm80_kernel =
+    sc::kernel<Kind, arch::sm80, typename cfg::sm80_atom<TA>::type, S,
+               std::conditional_t<Kind == sc::kind::wgrad, sc::detail::wgrad_epilogue<TD>, sc::detail::entry_epilogue<TD>>,
+               strata::order::default_for<arch::sm80>, Align>;
+
+template <class TA, class TD, strata::ops::gemm::shape S, std::size_t Align>
+void all(const case_t& c, bool tf32 = false) {
+  check<TA, TD>(sc::kind::fprop, c, kernel_launcher<sm80_kernel<sc::kind::fprop, TA, TD, S, Align>>{}, tf32);
+  check<TA, TD>(sc::kind::dgrad, c, kernel_launcher<sm80_kernel<sc::kind::dgrad, TA, TD, S, Align>>{}, tf32);
+  case_t w = c;
+  w.bias = false;
+  w.act = act::none;
+  check<TA, TD>(sc::kind::wgrad, w, kernel_launcher<sm80_kernel<sc::kind::wgrad, TA, TD, S, Align>>{}, tf32);
+}
+
+sc::problem p2d(int n, int h, int w, int c, int k, int r, int s) {
+  return {.n = n, .c = c, .k = k, .input = {1, h, w}, .filter = {1, r, s}};
+}
+
+}  // namespace
+
+TEST_CASE("conv sm80 bf16: 16-byte gathers (cp.async + ldmatrix), 3x3, stride 2, groups", "[conv]") {
+  sc::problem p = p2d(2, 7, 6, 16, 24, 3, 3);
+  p.pad = p.pad_end = {0, 1, 1};
+  all<bf16, bf16, cfg::sm80_medium, 16>({.pr = p, .beta = 0.5f, .bias = true, .act = act::relu, .seed = 201});
+  sc::problem q = p2d(1, 9, 5, 32, 16, 3, 1);
+  q.groups = 2;
+  q.stride = {1, 2, 1};
+  q.pad = {0, 1, 0};
+  all<bf16, float, cfg::sm80_medium, 16>({.pr = q, .pixel_pad = 8, .split_k = 2, .seed = 202});
+}
+
+TEST_CASE("conv sm80 f16: element-wise gathers for odd channel counts and NCHW; large tile", "[conv]") {
+  sc::problem p = p2d(2, 5, 6, 5, 7, 3, 3);
+  p.pad = {0, 1, 0};
+  p.pad_end = {0, 0, 1};
+  p.dilation = {1, 1, 2};
+  all<f16, f16, cfg::sm80_medium, 2>({.pr = p, .seed = 211});
+  all<f16, float, cfg::sm80_medium, 2>({.pr = p, .nchw = true, .seed = 212});
+  sc::problem big = p2d(2, 9, 9, 8, 136, 1, 1);  // M = 162, N = 136: several large tiles, partial edges
+  check<f16, f16>(sc::kind::fprop, {.pr = big, .seed = 213},
+                  kernel_launcher<sm80_kernel<sc::kind::fprop, f16, f16, cfg::sm80_large, 16>>{});
+}
+
+TEST_CASE("conv sm80 tf32 and int8", "[conv]") {
+  sc::problem p = p2d(1, 6, 7, 8, 12, 3, 3);
+  p.pad = p.pad_end = {0, 1, 1};
+  all<float, float, cfg::sm80_medium, 16>({.pr = p, .seed = 221}, /*tf32*/ true);
+  sc::problem q = p2d(2, 5, 5, 16, 32, 3, 3);
+  q.stride = {1, 2, 2};
+  all<std::int8_t, std::int32_t, cfg::sm80_medium, 16>({.pr = q, .beta = 1.f, .seed = 222});
+  all<std::int8_t, std::int8_t, cfg::sm80_medium, 1>({.pr = p, .alpha = 0.25f, .seed = 223});
+}
