@@ -63,7 +63,7 @@ struct depthwise_kernel {
     return p;
   }
 
-  static long long elements(const params& p) { return p.pixels * p.k; }
+  STRATA_HOST_DEVICE static long long elements(const params& p) { return p.pixels * p.k; }
 
   static launch_shape launch_shape_of(const params& p) {
     const long long blocks = (elements(p) + threads - 1) / threads;

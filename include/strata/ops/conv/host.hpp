@@ -37,6 +37,7 @@
 
 #include "strata/epilogue/epilogue.hpp"
 #include "strata/ops/conv/depthwise.hpp"
+#include "strata/ops/conv/epilogue.hpp"
 #include "strata/ops/conv/kernel.hpp"
 #include "strata/ops/conv/types.hpp"
 #include "strata/ops/gemm/gemm.hpp"
@@ -54,8 +55,6 @@ struct tensor {
   dtype type = dtype::f32;
   strides layout{};
 };
-
-enum class activation { none, relu, silu, gelu_tanh, sigmoid };
 
 struct options {
   float alpha = 1.f;
@@ -78,38 +77,6 @@ inline std::string str(const spatial& s) {
   return "(" + std::to_string(s.d) + ", " + std::to_string(s.h) + ", " + std::to_string(s.w) + ")";
 }
 
-/// The host entry's fused epilogue op: alpha * acc + beta * residual(pixel, channel) + bias[channel],
-/// then the activation. Rows are pixels of the output's pixel map, columns channels.
-template <class TR>
-struct entry_op {
-  struct params {
-    float alpha = 1.f, beta = 0.f;
-    const TR* residual = nullptr;
-    pixel_map map;
-    long long stride_c = 1;
-    const float* bias = nullptr;
-    activation act = activation::none;
-  };
-  template <epilogue::value V>
-  STRATA_HOST_DEVICE float operator()(V acc, int row, int col, const params& p) const {
-    float v = p.alpha * static_cast<float>(acc);
-    if (p.beta != 0.f) v += p.beta * epilogue::detail::to<float>(p.residual[p.map.offset(row) + col * p.stride_c]);
-    if (p.bias) v += p.bias[col];
-    switch (p.act) {
-      case activation::none: break;
-      case activation::relu: v = v <= 0.f ? 0.f : v; break;  // NaN passes through
-      case activation::silu: v = epilogue::silu{}(v, row, col, {}); break;
-      case activation::gelu_tanh: v = epilogue::gelu_tanh{}(v, row, col, {}); break;
-      case activation::sigmoid: v = epilogue::sigmoid{}(v, row, col, {}); break;
-    }
-    return v;
-  }
-};
-
-template <class TD>
-using entry_epilogue = epilogue::chain<entry_op<TD>, epilogue::convert_to<TD>>;
-template <class TD>
-using wgrad_epilogue = epilogue::chain<epilogue::alpha_beta<TD>, epilogue::convert_to<TD>>;
 
 /// The tile shape and atom for this build's backend (the GEMM entry's families), at the alignment the
 /// gathers allow; fn(kernel*) launches it.
