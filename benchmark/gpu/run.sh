@@ -2,18 +2,21 @@
 # benchmark/gpu/run.sh -- everything one GPU lease should answer, in one command, on a CUDA machine:
 #   1. the `gpu` checks (benchmark/gpu/checks.txt: the examples' --check runs on odd shapes),
 #   2. GEMM against cuBLASLt (strata_bench_gemm: square, LLM and grouped MoE shapes, bf16 and f16),
+#   2b. convolution against cuDNN (strata_bench_conv: ResNet-50 and U-Net layers, fprop/dgrad/wgrad),
 #   3. attention forward/backward/decode against PyTorch SDPA (flash and cuDNN backends),
 #   4. embedding bags against the device copy bandwidth and torch.nn.functional.embedding_bag,
 # and a table of it all in $OUT/summary.md (full output in $OUT/log.txt).
 #
-#   benchmark/gpu/run.sh [--bin DIR] [--quick] [--steps "checks gemm attention embedding sanitizer"]
+#   benchmark/gpu/run.sh [--bin DIR] [--quick] [--steps "checks gemm conv attention embedding sanitizer"]
 #
 # --bin DIR: prebuilt binaries, the examples and strata_bench_* of a CUDA build for sm_90a copied into
 #   one folder (built elsewhere to save the lease: configure with -DSTRATA_ENABLE_CUDA=ON
 #   -DCMAKE_CUDA_ARCHITECTURES=90a -DSTRATA_ENABLE_BENCHMARKS=ON -DSTRATA_ENABLE_TESTS=OFF). Without
 #   it, or when DIR lacks them, the script builds them here with nvcc (CMake and ninja; a CUDA build
 #   needs no Boost, Catch2 or Google Benchmark).
-# --quick: the checks and one size per benchmark only. --steps: the parts to run (default: all five).
+# --quick: the checks and one size per benchmark only. --steps: the parts to run (default: all six).
+# strata_bench_conv is built only where CMake finds cuDNN (libcudnn and cudnn.h); without it the conv
+# step says so and is skipped.
 # Every step has its own time limit so that one hung kernel cannot eat the lease; a step that times
 # out is reported as such. Exit status: 0 when every check passed and no benchmark reported a wrong
 # result, else 1.
@@ -21,7 +24,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 BIN=""
 QUICK=0
-STEPS="checks gemm attention embedding sanitizer"
+STEPS="checks gemm conv attention embedding sanitizer"
 while [ $# -gt 0 ]; do
   case "$1" in
     --bin) BIN="$2"; shift 2 ;;
@@ -100,6 +103,7 @@ say "checks failed: $failed"
 fi
 
 # ---- 2. GEMM against cuBLASLt ---------------------------------------------------------------------------
+CHK=${CHK:-$(mktemp -d)}  # set by the checks step; --steps without it (e.g. "conv") needs its own
 bench() {  # limit title command...
   local limit=$1 title=$2
   shift 2
@@ -122,6 +126,23 @@ else
   bench 150 "GEMM bf16 vs cuBLASLt, LLM shapes" "$BIN/strata_bench_gemm" --set llm --reps 10
   bench 60 "GEMM bf16 vs cuBLASLt, grouped MoE" "$BIN/strata_bench_gemm" --set moe --reps 10
   bench 60 "GEMM f16 vs cuBLASLt, squares" "$BIN/strata_bench_gemm" --set square --dtype f16 --reps 10
+fi
+
+# ---- 2b. convolution against cuDNN -----------------------------------------------------------------------
+# One table per (set, pass) so that each stays under the summary's 60 lines; the first call of each
+# measures cuDNN's algorithms (FindEx), which takes a few seconds per layer.
+if ! want conv; then :
+elif [ ! -x "$BIN/strata_bench_conv" ]; then
+  say ""
+  say "## Convolution vs cuDNN: skipped (no strata_bench_conv: the build found no cuDNN)"
+elif [ $QUICK -eq 1 ]; then
+  bench 90 "Conv f16 vs cuDNN, ResNet-50 fprop, batch 32 (quick)" "$BIN/strata_bench_conv" --set resnet50 --pass fprop --n 32 --reps 10 --heuristic
+else
+  for pass in fprop dgrad wgrad; do
+    bench 150 "Conv f16 vs cuDNN, ResNet-50 $pass, batch 32" "$BIN/strata_bench_conv" --set resnet50 --pass "$pass" --n 32 --reps 10
+  done
+  bench 240 "Conv f16 vs cuDNN, U-Net fprop/dgrad/wgrad, batch 8" "$BIN/strata_bench_conv" --set unet --pass all --n 8 --reps 10
+  bench 150 "Conv bf16 vs cuDNN, ResNet-50 fprop, batch 32" "$BIN/strata_bench_conv" --set resnet50 --pass fprop --dtype bf16 --n 32 --reps 10
 fi
 
 # ---- 3. attention against PyTorch SDPA ----------------------------------------------------------------
