@@ -44,17 +44,16 @@ int main() {
 #include <cuda_runtime.h>
 #include <cudnn.h>
 
+#include "cuda_timing.hpp"
+
 namespace sc = strata::ops::conv;
 
 namespace {
 
-[[noreturn]] void die(const char* what, const char* detail) {
-  std::fprintf(stderr, "strata_bench_conv: %s: %s\n", what, detail);
-  std::exit(1);
-}
-void cuda_ok(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) die(what, cudaGetErrorString(e));
-}
+using strata_bench::cuda_ok;
+using strata_bench::die;
+using strata_bench::median_seconds;
+
 void dnn_ok(cudnnStatus_t st, const char* what) {
   if (st != CUDNN_STATUS_SUCCESS) die(what, cudnnGetErrorString(st));
 }
@@ -89,30 +88,6 @@ std::vector<double> decode_table(bool bf) {
     t[b] = bf ? double(float(strata::bf16::from_bits(bits))) : double(float(strata::f16::from_bits(bits)));
   }
   return t;
-}
-
-// ---- timing -------------------------------------------------------------------------------------------
-
-/// Median seconds of one call over `reps` event-timed calls, after two warm-ups.
-template <class F>
-double median_seconds(cudaStream_t st, int reps, F&& fn) {
-  fn();
-  fn();
-  cuda_ok(cudaStreamSynchronize(st), "warm-up");
-  std::vector<cudaEvent_t> ev(2 * reps);
-  for (auto& e : ev) cuda_ok(cudaEventCreate(&e), "cudaEventCreate");
-  for (int r = 0; r < reps; ++r) {
-    cudaEventRecord(ev[2 * r], st);
-    fn();
-    cudaEventRecord(ev[2 * r + 1], st);
-  }
-  cuda_ok(cudaStreamSynchronize(st), "timed calls");
-  cuda_ok(cudaGetLastError(), "timed calls");
-  std::vector<float> ms(reps);
-  for (int r = 0; r < reps; ++r) cudaEventElapsedTime(&ms[r], ev[2 * r], ev[2 * r + 1]);
-  for (auto& e : ev) cudaEventDestroy(e);
-  std::nth_element(ms.begin(), ms.begin() + reps / 2, ms.end());
-  return ms[reps / 2] / 1e3;
 }
 
 // ---- shapes -------------------------------------------------------------------------------------------
@@ -443,6 +418,7 @@ args parse(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  strata_bench::program = "strata_bench_conv";
   const args a = parse(argc, argv);
   std::vector<strata_examples::conv_layer> layers;
   if (a.set == "all" || a.set == "resnet50")

@@ -33,17 +33,16 @@ int main() {
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 
+#include "cuda_timing.hpp"
+
 namespace sg = strata::ops::gemm;
 
 namespace {
 
-[[noreturn]] void die(const char* what, const char* detail) {
-  std::fprintf(stderr, "strata_bench_gemm: %s: %s\n", what, detail);
-  std::exit(1);
-}
-void cuda_ok(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) die(what, cudaGetErrorString(e));
-}
+using strata_bench::cuda_ok;
+using strata_bench::die;
+using strata_bench::median_seconds;
+
 void lt_ok(cublasStatus_t st, const char* what) {
   if (st != CUBLAS_STATUS_SUCCESS) die(what, ("cuBLAS status " + std::to_string(int(st))).c_str());
 }
@@ -75,28 +74,6 @@ pool make_pool(strata::stream& s, std::size_t n, std::uint64_t seed, bool bf) {
   strata::copy_to_device(s, p.dev.data(), p.host.data(), n);
   s.synchronize();
   return p;
-}
-
-/// Median seconds of one call over `reps` event-timed calls, after two warm-ups.
-template <class F>
-double median_seconds(cudaStream_t st, int reps, F&& fn) {
-  fn();
-  fn();
-  cuda_ok(cudaStreamSynchronize(st), "warm-up");
-  std::vector<cudaEvent_t> ev(2 * reps);
-  for (auto& e : ev) cuda_ok(cudaEventCreate(&e), "cudaEventCreate");
-  for (int r = 0; r < reps; ++r) {
-    cudaEventRecord(ev[2 * r], st);
-    fn();
-    cudaEventRecord(ev[2 * r + 1], st);
-  }
-  cuda_ok(cudaStreamSynchronize(st), "timed calls");
-  cuda_ok(cudaGetLastError(), "timed calls");
-  std::vector<float> ms(reps);
-  for (int r = 0; r < reps; ++r) cudaEventElapsedTime(&ms[r], ev[2 * r], ev[2 * r + 1]);
-  for (auto& e : ev) cudaEventDestroy(e);
-  std::nth_element(ms.begin(), ms.begin() + reps / 2, ms.end());
-  return ms[reps / 2] / 1e3;
 }
 
 struct cublas_lt {
@@ -223,6 +200,7 @@ std::vector<shape> shapes_of(const args& a) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  strata_bench::program = "strata_bench_gemm";
   const args a = parse(argc, argv);
   const auto shapes = shapes_of(a);
   std::size_t max_a = 1, max_b = 1, max_d = 1;

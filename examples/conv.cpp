@@ -20,7 +20,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -28,6 +27,7 @@
 #include <strata/conv.hpp>
 
 #include "conv_layers.hpp"
+#include "random_inputs.hpp"
 
 namespace sc = strata::ops::conv;
 
@@ -63,25 +63,7 @@ sc::spatial triple(const std::string& flag, const std::string& v, long long lo) 
   usage(flag + " takes 1, 2 (h,w) or 3 (d,h,w) comma-separated values, got '" + v + "'");
 }
 
-template <class T>
-std::vector<T> random_values(std::size_t n, std::uint64_t seed) {
-  std::mt19937_64 g(seed);
-  std::uniform_real_distribution<float> d(0.25f, 1.f);
-  std::vector<T> v(n);
-  for (auto& x : v) {
-    const bool neg = g() & 1;
-    if constexpr (std::is_integral_v<T>) x = T((neg ? -1 : 1) * int(1 + g() % 9));
-    else x = T(neg ? -d(g) : d(g));
-  }
-  return v;
-}
-
-template <class T>
-int mantissa_bits() {
-  if constexpr (std::is_same_v<T, strata::f16>) return 10;
-  else if constexpr (std::is_same_v<T, strata::bf16>) return 7;
-  else return 23;
-}
+using strata_examples::random_values;
 
 struct settings {
   sc::dtype in = sc::dtype::f16, out = sc::dtype::f16;
@@ -145,7 +127,7 @@ int run(const sc::problem& p, sc::kind kind, const settings& st, const std::stri
   else if (kind == sc::kind::dgrad) ref = sc::reference::dgrad(p, hy.data(), ys, hw.data());
   else ref = sc::reference::wgrad(p, hx.data(), xs, hy.data(), ys);
   const int red = sc::reference::reduction_length(p, kind);
-  const double tol = strata::ops::gemm::reference::tolerance(red, st.tf32 ? 10 : mantissa_bits<TD>(), false,
+  const double tol = strata::ops::gemm::reference::tolerance(red, st.tf32 ? 10 : strata::ops::gemm::reference::mantissa_bits<TD>(), false,
                                                              std::is_integral_v<TD>);
   // The reference is packed channels-last (KRSC for dw); the output is in the chosen layout.
   const sc::spatial e = kind == sc::kind::fprop ? oe : p.input;

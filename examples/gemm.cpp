@@ -14,11 +14,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <random>
 #include <string>
 #include <vector>
 
 #include <strata/gemm.hpp>
+
+#include "random_inputs.hpp"
 
 namespace sg = strata::ops::gemm;
 
@@ -39,25 +40,7 @@ long long number(const char* flag, const char* v) {
   return x;
 }
 
-template <class T>
-std::vector<T> random_values(std::size_t n, std::uint64_t seed) {
-  std::mt19937_64 g(seed);
-  std::uniform_real_distribution<float> d(0.25f, 1.f);
-  std::vector<T> v(n);
-  for (auto& x : v) {
-    const bool neg = g() & 1;
-    if constexpr (std::is_integral_v<T>) x = T((neg ? -1 : 1) * int(1 + g() % 9));
-    else x = T(neg ? -d(g) : d(g));
-  }
-  return v;
-}
-
-template <class T>
-int mantissa_bits() {
-  if constexpr (std::is_same_v<T, strata::f16>) return 10;
-  else if constexpr (std::is_same_v<T, strata::bf16>) return 7;
-  else return 23;
-}
+using strata_examples::random_values;
 
 template <class TA, class TD>
 int run(int m, int n, int k, int batch, bool ta, bool tb, sg::dtype in, sg::dtype out, bool bias_relu, bool check,
@@ -101,7 +84,7 @@ int run(int m, int n, int k, int batch, bool ta, bool tb, sg::dtype in, sg::dtyp
   strata::copy_to_host(s, got.data(), dd.data(), got.size());
   s.synchronize();
   // TF32 rounds the inputs to 10 mantissa bits (where the target has TF32 units; elsewhere it is exact fp32).
-  const double tol = sg::reference::tolerance(k, tf32 ? 10 : mantissa_bits<TD>());
+  const double tol = sg::reference::tolerance(k, tf32 ? 10 : strata::ops::gemm::reference::mantissa_bits<TD>());
   double worst = 0;
   for (int bt = 0; bt < batch; ++bt) {
     const auto ref = sg::reference::product(m, n, k, ha.data() + bt * sa, lda, la, hb.data() + bt * sb, ldb, lb);

@@ -44,12 +44,7 @@ double as_double(T x) {
   return strata::ops::gemm::reference::to_double(x);
 }
 
-template <class T>
-int mantissa_bits() {
-  if constexpr (std::is_same_v<T, strata::f16>) return 10;
-  else if constexpr (std::is_same_v<T, strata::bf16>) return 7;
-  else return 23;
-}
+using strata::ops::gemm::reference::mantissa_bits;
 
 struct case_t {
   int m = 1, n = 1, k = 1;

@@ -40,6 +40,14 @@ std::vector<double> product(int m, int n, int k, const TA* a, long long lda, lay
   return p;
 }
 
+/// The mantissa bits of an output type, for tolerance(): the type's own count where it declares one
+/// (f16 10, bf16 7, the fp8 formats), 23 for float; integer outputs are exact and never ask.
+template <class T>
+constexpr int mantissa_bits() {
+  if constexpr (requires { T::mantissa_bits; }) return T::mantissa_bits;
+  else return 23;
+}
+
 /// A tolerance for |D - reference| relative to max(|reference|, sum |a_i b_i| scale): the rounding of
 /// the inputs is not counted (the reference sees the same rounded inputs); what remains is the
 /// accumulation (about sqrt(K) ulps of fp32, K for int overflow-free sums: exact) and the output's
