@@ -77,6 +77,10 @@ TEST_CASE("conv entry: 1x1 (the GEMM fast path) and 1x1 variants that are not", 
   all<float, float>({.pr = p, .beta = 1.f, .bias = true, .act = act::relu, .seed = 61});
   all<bf16, bf16>({.pr = p, .pixel_pad = 2, .seed = 62});  // pixels one stride apart: still the fast path
   all<float, float>({.pr = p, .nchw = true, .seed = 63});   // channel stride != 1: implicit GEMM
+  // Channel counts of whole 16-byte vectors (the GEMM's 16-byte reads), and int8 (fprop and dgrad both
+  // take the fast path; wgrad stays an implicit GEMM).
+  all<f16, f16>({.pr = p2d(1, 3, 7, 16, 24, 1, 1), .bias = true, .act = act::relu, .seed = 65});
+  all<std::int8_t, std::int32_t>({.pr = p2d(2, 4, 3, 5, 9, 1, 1), .beta = 1.f, .seed = 66});
   sc::problem q = p;
   q.stride = {1, 2, 2};  // strided 1x1 (ResNet downsampling): implicit GEMM
   all<f16, f16>({.pr = q, .seed = 64});

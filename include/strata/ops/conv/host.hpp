@@ -15,8 +15,8 @@
 //
 // Dispatch (docs/conv.md):
 //   fprop, groups == C > 1        depthwise_kernel (direct)
-//   fprop, 1x1x1 filter, stride 1, no padding, groups 1, channels-last pixels of one stride
-//                                 gemm::kernel on x and y as matrices (the 1x1 fast path: no gathers)
+//   fprop or dgrad, 1x1x1 filter, stride 1, no padding, groups 1, channels-last pixels of one stride
+//                                 gemm::kernel on the activations as matrices (the 1x1 fast path: no gathers)
 //   everything else               conv::kernel<kind> (implicit GEMM) at the GEMM heuristic's tile
 //                                 (host FMA; CUDA mma.sync, fp32 FMA unless tf32; HIP MFMA), with
 //                                 16-byte gathers when the strides, channel counts and pointers allow,
@@ -266,23 +266,30 @@ void run(stream& s, const roles& r, const problem& pr, const tensor& a, const te
         launch(s, K::launch_shape_of(p), K{}, p);
         return;
       }
-      const bool one_by_one = pr.filter == spatial{1, 1, 1} && pr.stride == spatial{1, 1, 1} &&
-                              pr.pad == spatial{0, 0, 0} && pr.pad_end == spatial{0, 0, 0} && pr.groups == 1 &&
-                              ins.c == 1 && outs.c == 1 && uniform_pixels(ins, pr.input) && uniform_pixels(outs, oe);
-      if (one_by_one) {
-        // x is a (pixels x C) matrix with ld = its pixel stride, w a column-major (C x K) one, y (pixels x K).
-        const int m = int((long long)pr.n * oe.d * oe.h * oe.w);
-        const bool rows16 = gemm::detail::rows_aligned16(pa, ins.w, el) && gemm::detail::rows_aligned16(pb, pr.c, el);
-        gemm::detail::dispatch<TA, TD>(m, [&](auto* tag) {
-          using G0 = std::remove_pointer_t<decltype(tag)>;
-          using G = gemm::kernel<typename G0::target, typename G0::atom, G0::tiles, E, typename G0::order_type,
-                                 G0::align_bytes>;
-          const auto p = G::make_params({m, pr.k, pr.c, 1}, {pa, ins.w, gemm::layout::row_major, 0},
-                                        {pb, pr.c, gemm::layout::col_major, 0}, {pd, outs.w, gemm::layout::row_major, 0}, ep);
-          launch(s, G::launch_shape_of(p), G{}, p);
-        }, gemm::detail::read_mode{.rows16 = rows16, .tf32 = o.tf32});
-        return;
-      }
+    }
+    // The 1x1 fast path: a 1x1x1 filter at stride 1 without padding maps every pixel to itself, so the
+    // activations are plain matrices (pixels x channels, ld = the pixel stride) and the pass is one GEMM:
+    //   fprop  y (P x K)  = x (P x C)  * w^T, w read as a column-major (C x K) matrix (ld C)
+    //   dgrad  dx (P x C) = dy (P x K) * w,   w read as a row-major (K x C) matrix (ld C)
+    // The GEMM's (row, column) are the conv kernel's (pixel, channel), so the epilogue is the same.
+    const bool one_by_one = pr.filter == spatial{1, 1, 1} && pr.stride == spatial{1, 1, 1} &&
+                            pr.pad == spatial{0, 0, 0} && pr.pad_end == spatial{0, 0, 0} && pr.groups == 1 &&
+                            ins.c == 1 && outs.c == 1 && uniform_pixels(ins, pr.input) && uniform_pixels(outs, oe);
+    if (one_by_one) {
+      const int m = int((long long)pr.n * oe.d * oe.h * oe.w);
+      const long long lda = Kind == kind::fprop ? ins.w : outs.w, ldd = Kind == kind::fprop ? outs.w : ins.w;
+      const int n = Kind == kind::fprop ? pr.k : pr.c, k = Kind == kind::fprop ? pr.c : pr.k;
+      const auto b_layout = Kind == kind::fprop ? gemm::layout::col_major : gemm::layout::row_major;
+      const bool rows16 = gemm::detail::rows_aligned16(pa, lda, el) && gemm::detail::rows_aligned16(pb, pr.c, el);
+      gemm::detail::dispatch<TA, TD>(m, [&](auto* tag) {
+        using G0 = std::remove_pointer_t<decltype(tag)>;
+        using G = gemm::kernel<typename G0::target, typename G0::atom, G0::tiles, E, typename G0::order_type,
+                               G0::align_bytes>;
+        const auto p = G::make_params({m, n, k, 1}, {pa, lda, gemm::layout::row_major, 0}, {pb, pr.c, b_layout, 0},
+                                      {pd, ldd, gemm::layout::row_major, 0}, ep);
+        launch(s, G::launch_shape_of(p), G{}, p);
+      }, gemm::detail::read_mode{.rows16 = rows16, .tf32 = o.tf32});
+      return;
     }
     // 16-byte gathers: A's channel vectors (x for fprop, dy for dgrad) and the filter rows.
     const bool vec16 = (Kind == kind::fprop ? vectorizable(a, ins, g.c_group, el) : vectorizable(a, outs, g.k_group, el)) &&
