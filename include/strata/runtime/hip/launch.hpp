@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <string>
+#include <type_traits>
 
 #include "strata/arch/arch.hpp"
 #include "strata/config/config.hpp"
@@ -21,19 +22,37 @@ namespace strata {
 
 namespace hip::detail {
 
+/// The kernel object and its parameters as the one argument of the trampoline: their layout is then
+/// this struct's, fixed by C++ rather than by the kernel-argument ABI, at offset 0 of the kernarg segment.
+template <class Kernel, class Params>
+struct entry_arguments {
+  Kernel kernel;
+  Params params;
+};
+
 /// The one __global__ function behind every kernel. The block's LDS is a single dynamic array,
 /// aligned to strata::shared_alignment: the kernel's static storage at offset 0 and the launch's
 /// dynamic part at dynamic_shared_offset<Kernel>, the layout the emulator uses too.
 /// The launch bound is always explicit (the kernel's max_threads_per_block, else the target's 1024):
 /// clang's default flat work-group size has changed between releases, and a kernel compiled for
 /// fewer threads than it is launched with fails at run time.
+///
+/// The kernel reads its parameters in place, in the kernarg segment, not through the by-value
+/// argument: clang copies a by-value argument into private memory at entry, SROA turns that copy into
+/// a load of every field in the entry block, and a value needed only after a long loop (the GEMM
+/// epilogue's C pointer and strides, the split-K state) then holds SGPRs across the whole K loop. Read
+/// in place, each field is loaded (s_load, uniform) where it is used. Measured on the bf16 MFMA GEMM
+/// (gfx940, clang 15): 26 SGPR spills before, none after (docs/design.md, "Kernel arguments on HIP").
 template <class Kernel, class Params, class Target>
 __global__ void __launch_bounds__((strata::detail::kernel_max_threads<Kernel, Target>()))
-    kernel_entry(const Kernel kernel, const Params params) {
+    kernel_entry(const entry_arguments<Kernel, Params> arguments) {
   extern __shared__ __attribute__((aligned(128))) unsigned char strata_shared_memory[];
   static_assert(shared_alignment == 128, "the trampoline's shared array alignment must match strata::shared_alignment");
+  (void)arguments;  // the same bytes, read in place below
+  // The explicit arguments start at offset 0 of the kernarg segment; `arguments` is the only one.
+  const auto& in_place = *(const entry_arguments<Kernel, Params>*)__builtin_amdgcn_kernarg_segment_ptr();
   device_context<Target> ctx(strata_shared_memory, dynamic_shared_offset<Kernel>);
-  kernel(ctx, params);
+  in_place.kernel(ctx, in_place.params);
 }
 
 /// LDS beyond 64 KiB (gfx950 has 160 KiB) is requested explicitly, as on CUDA.
@@ -75,7 +94,11 @@ void launch(stream& s, const launch_shape& shape, const Kernel& kernel, const Pa
                    static_cast<unsigned>(shape.block.z));
   // hipLaunchKernel returns the launch's own error (unlike <<<>>> followed by hipGetLastError,
   // which could report an earlier failure). It copies the arguments before returning.
-  void* args[] = {const_cast<Kernel*>(&kernel), const_cast<Params*>(&params)};
+  static_assert(std::is_trivially_copyable_v<hip::detail::entry_arguments<Kernel, Params>>,
+                "strata::launch: the kernel object and its params are copied to the GPU byte for byte; both must be "
+                "trivially copyable");
+  hip::detail::entry_arguments<Kernel, Params> arguments{kernel, params};
+  void* args[] = {&arguments};
   // A cooperative launch guarantees every block is resident at once, or fails (never a silent hang).
   const hipError_t status = shape.cooperative
                                 ? hipLaunchCooperativeKernel(fn, grid, block, args, static_cast<unsigned>(shared_bytes),
