@@ -66,6 +66,45 @@ TEST_CASE("warp tile with MFMA on odd sizes (wavefront 64)", "[mma][tile][cdna]"
   check_tile<arch::gfx90a, mma::warp_tile<mma::cdna_16x16x16_f32bf16, 32, 16, 16>, 1>(33, 17, 20, col, row, 212);
   check_tile<arch::gfx942, mma::warp_tile<mma::cdna3_16x16x32_i32i8, 16, 16, 32>>(21, 35, 40, row, row, 213);
   check_tile<arch::gfx942, mma::warp_tile<mma::cdna3_16x16x32_f32e4m3, 16, 16, 32>, 1>(18, 15, 33, row, col, 214);
+  check_tile<arch::gfx90a, mma::warp_tile<mma::cdna_32x32x2_f32f32, 32, 32, 8>>(41, 70, 13, col, row, 215);
+  check_tile<arch::gfx942, mma::warp_tile<mma::cdna_16x16x4_f32f32, 16, 32, 8>, 1>(19, 33, 11, row, col, 216);
+}
+
+namespace {
+// Loads A fragments with the edges::inside promise from an A that is smaller than the warp tile.
+template <class Tile>
+struct inside_kernel {
+  using target = arch::gfx942;
+  static constexpr const char* name = "inside_kernel";
+  static constexpr int threads = 64;
+  template <class Ctx>
+  STRATA_HOST_DEVICE void operator()(Ctx& ctx, const tile_params<typename Tile::atom>& p) const {
+    typename Tile::a_fragments fa;
+    Tile::template load_a<mma::edges::inside>(ctx, fa, p.a, 0, 0);
+    (void)fa;
+  }
+};
+}  // namespace
+
+TEST_CASE("a fragment load promised inside its matrix is checked on the emulator", "[mma][tile][negative]") {
+  using atom = mma::cdna_32x32x8_f32f16;
+  using tile = mma::warp_tile<atom, 32, 32, 16>;
+  const auto run = [](int rows, int cols) {
+    strata::stream s;
+    auto a = to_device(s, random_elements<strata::f16>(std::size_t(rows) * cols, 231));
+    const tile_params<atom> p{{a.data(), rows, cols, cols, mma::major::row}, {}, {}};
+    std::string what = "no error";
+    try {
+      strata::launch(s, {.grid = 1, .block = 64}, inside_kernel<tile>{}, p);
+      s.synchronize();
+    } catch (const strata::emulator_error& e) {
+      what = e.what();
+    }
+    return what;
+  };
+  CHECK(run(32, 16) == "no error");  // the tile exactly: the promise holds
+  using Catch::Matchers::Contains;
+  CHECK_THAT(run(31, 16), Contains("load_a<edges::inside>") && Contains("outside the 31 x 16 matrix"));
 }
 
 TEST_CASE("warp tile with the scalar FMA atom on odd sizes", "[mma][tile][fma]") {

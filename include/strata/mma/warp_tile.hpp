@@ -17,6 +17,7 @@
 // The same code runs on the emulator, on sm80+ and on CDNA: only the atom changes.
 #pragma once
 
+#include <string>
 #include <type_traits>
 
 #include "strata/config/config.hpp"
@@ -26,6 +27,15 @@
 namespace strata::mma {
 
 enum class major { row, col };
+
+/// Whether a fragment load may reach past the edge of its matrix_ref.
+enum class edges {
+  zero_fill,  // elements outside the matrix read as zero: one bounds test per element
+  inside,     // the caller guarantees every element lies inside (a whole staged tile): no test on a GPU,
+              // where each per-element predicate is a lane mask the compiler keeps in scalar registers
+              // for the whole K loop (the MFMA GEMM kernels ran out of SGPRs that way); the emulator
+              // still tests each element and reports a broken promise as a kernel bug
+};
 
 /// A rows x cols matrix in memory (global or shared): element (r, c) at data[r * ld + c] when
 /// row-major, data[c * ld + r] when column-major.
@@ -80,8 +90,9 @@ struct warp_tile {
     }
   };
 
-  /// A fragments of A(m0 .. m0+TileM, k0 .. k0+TileK); out-of-range elements are zero.
-  template <class Ctx, class T>
+  /// A fragments of A(m0 .. m0+TileM, k0 .. k0+TileK); out-of-range elements are zero, or, with
+  /// edges::inside, the caller guarantees there are none (see edges).
+  template <edges Edges = edges::zero_fill, class Ctx, class T>
   STRATA_HOST_DEVICE static void load_a(Ctx& ctx, a_fragments& a, const matrix_ref<T>& A, int m0, int k0) {
     static_assert(std::is_same_v<std::remove_cv_t<T>, typename Atom::a_type>, "warp_tile::load_a: A's element type must be the atom's a_type");
     const int lane = ctx.lane().index();
@@ -93,12 +104,13 @@ struct warp_tile {
         for (int v = 0; v < Atom::a_values; ++v) {
           const coord x = Atom::a_coord(lane, v);
           const int r = m0 + i * Atom::M + x.row, c = k0 + kk * Atom::K + x.col;
-          a.f[i][kk].v[v] = A.contains(r, c) ? A(r, c) : detail::zero_of<typename Atom::a_type>();
+          a.f[i][kk].v[v] = read<Edges>(ctx, A, r, c, "load_a");
         }
   }
 
-  /// B fragments of B(k0 .. k0+TileK, n0 .. n0+TileN); out-of-range elements are zero.
-  template <class Ctx, class T>
+  /// B fragments of B(k0 .. k0+TileK, n0 .. n0+TileN); out-of-range elements are zero, or, with
+  /// edges::inside, the caller guarantees there are none.
+  template <edges Edges = edges::zero_fill, class Ctx, class T>
   STRATA_HOST_DEVICE static void load_b(Ctx& ctx, b_fragments& b, const matrix_ref<T>& B, int k0, int n0) {
     static_assert(std::is_same_v<std::remove_cv_t<T>, typename Atom::b_type>, "warp_tile::load_b: B's element type must be the atom's b_type");
     const int lane = ctx.lane().index();
@@ -110,8 +122,28 @@ struct warp_tile {
         for (int v = 0; v < Atom::b_values; ++v) {
           const coord x = Atom::b_coord(lane, v);
           const int r = k0 + kk * Atom::K + x.row, c = n0 + j * Atom::N + x.col;
-          b.f[kk][j].v[v] = B.contains(r, c) ? B(r, c) : detail::zero_of<typename Atom::b_type>();
+          b.f[kk][j].v[v] = read<Edges>(ctx, B, r, c, "load_b");
         }
+  }
+
+  /// One operand element for a fragment: zero outside M unless the caller promised it is inside, which
+  /// the emulator verifies (a broken promise is reported as a kernel bug, never read out of bounds).
+  template <edges Edges, class Ctx, class T>
+  STRATA_HOST_DEVICE STRATA_FORCEINLINE static std::remove_cv_t<T> read(Ctx& ctx, const matrix_ref<T>& M, int r, int c,
+                                                                        const char* what) {
+    if constexpr (Edges == edges::inside) {
+      if constexpr (Ctx::emulated) {
+        if (!M.contains(r, c))
+          kernel_bug(ctx.emulated_thread(), std::string("warp_tile::") + what + "<edges::inside>: element (" +
+                                                std::to_string(r) + ", " + std::to_string(c) + ") is outside the " +
+                                                std::to_string(M.rows) + " x " + std::to_string(M.cols) + " matrix");
+      }
+      (void)what;
+      return M(r, c);
+    } else {
+      (void)ctx, (void)what;
+      return M.contains(r, c) ? M(r, c) : detail::zero_of<std::remove_cv_t<T>>();
+    }
   }
 
   /// acc += A * B over the warp tile: atoms_m * atoms_n * atoms_k atom executions.
@@ -143,9 +175,10 @@ struct warp_tile {
         }
   }
 
-  /// Writes the accumulators into C(m0 .., n0 ..), skipping elements outside the matrix. For an atom
-  /// with a broadcast operand every element still has exactly one owner (C is always a partition).
-  template <class Ctx, class T>
+  /// Writes the accumulators into C(m0 .., n0 ..), skipping elements outside the matrix (edges::inside:
+  /// the caller guarantees there are none). For an atom with a broadcast operand every element still
+  /// has exactly one owner (C is always a partition).
+  template <edges Edges = edges::zero_fill, class Ctx, class T>
   STRATA_HOST_DEVICE static void store_c(Ctx& ctx, const accumulator& acc, const matrix_ref<T>& C, int m0, int n0) {
     const int lane = ctx.lane().index();
     STRATA_UNROLL
@@ -156,7 +189,17 @@ struct warp_tile {
         for (int v = 0; v < Atom::c_values; ++v) {
           const coord x = Atom::c_coord(lane, v);
           const int r = m0 + i * Atom::M + x.row, c = n0 + j * Atom::N + x.col;
-          if (C.contains(r, c)) C(r, c) = static_cast<T>(acc.f[i][j].v[v]);
+          if constexpr (Edges == edges::inside) {
+            if constexpr (Ctx::emulated) {
+              if (!C.contains(r, c))
+                kernel_bug(ctx.emulated_thread(), "warp_tile::store_c<edges::inside>: element (" + std::to_string(r) +
+                                                      ", " + std::to_string(c) + ") is outside the " +
+                                                      std::to_string(C.rows) + " x " + std::to_string(C.cols) + " matrix");
+            }
+            C(r, c) = static_cast<T>(acc.f[i][j].v[v]);
+          } else if (C.contains(r, c)) {
+            C(r, c) = static_cast<T>(acc.f[i][j].v[v]);
+          }
         }
   }
 

@@ -246,18 +246,20 @@ struct forward_kernel {
       }
       const int n0 = (t_lo + it) * BN;
 
-      // S = Q K^T: B(d, j) = K(j, d), i.e. the K stage read column-major.
+      // S = Q K^T: B(d, j) = K(j, d), i.e. the K stage read column-major. The shared tiles (K, V, S, P)
+      // are whole (rows past the sequence are zero-filled or masked), so the fragment loads and stores
+      // skip per-element bounds tests (mma::edges::inside; the emulator still checks them).
       typename s_tile::accumulator sacc;
       sacc.fill(0.f);
       const mma::matrix_ref<const Elem> kt{sm.k[st], D, BN, D, mma::major::col};
       STRATA_UNROLL
       for (int kk = 0; kk < D / atom::K; ++kk) {
         typename s_tile::b_fragments kf;
-        s_tile::load_b(ctx, kf, kt, kk * atom::K, 0);
+        s_tile::template load_b<mma::edges::inside>(ctx, kf, kt, kk * atom::K, 0);
         s_tile::mma(ctx, qf[kk], kf, sacc);
       }
       const mma::matrix_ref<float> sw{sm.s + w * WM * BN, WM, BN, BN};
-      s_tile::store_c(ctx, sacc, sw, 0, 0);
+      s_tile::template store_c<mma::edges::inside>(ctx, sacc, sw, 0, 0);
       warp.sync();
 
       // Online softmax over this tile, lanes_per_row lanes per row.
@@ -312,8 +314,8 @@ struct forward_kernel {
       for (int kk = 0; kk < BN / atom::K; ++kk) {
         typename o_tile::a_fragments pf;
         typename o_tile::b_fragments vf;
-        o_tile::load_a(ctx, pf, pm, 0, kk * atom::K);
-        o_tile::load_b(ctx, vf, vm, kk * atom::K, 0);
+        o_tile::template load_a<mma::edges::inside>(ctx, pf, pm, 0, kk * atom::K);
+        o_tile::template load_b<mma::edges::inside>(ctx, vf, vm, kk * atom::K, 0);
         o_tile::mma(ctx, pf, vf, acc);
       }
       pipe.consumer_release();

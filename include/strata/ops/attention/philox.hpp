@@ -58,7 +58,10 @@ STRATA_HOST_DEVICE inline bool dropout_keep(std::uint64_t seed, std::uint64_t of
                         static_cast<std::uint32_t>(batch * heads + head), static_cast<std::uint32_t>(offset)}};
   const philox_u32x4 r = philox4x32_10(c, static_cast<std::uint32_t>(seed),
                                        static_cast<std::uint32_t>(seed >> 32) ^ static_cast<std::uint32_t>(offset >> 32));
-  return r.v[col & 3] >= threshold;
+  // Selected without indexing the array at a run-time position, which on AMD put r in scratch memory.
+  const int w = col & 3;
+  const std::uint32_t word = w == 0 ? r.v[0] : w == 1 ? r.v[1] : w == 2 ? r.v[2] : r.v[3];
+  return word >= threshold;
 }
 
 }  // namespace strata::attn

@@ -103,6 +103,25 @@ struct pixel_map {
     const coords x = decode(m);
     return offset(x.n, x.d, x.h, x.w);
   }
+  /// The same for a pixel index that is an int (every implicit-GEMM row and K index is): 32-bit
+  /// unsigned division, a short sequence on GPUs where the 64-bit one is a long subroutine. With the
+  /// 64-bit form the per-element epilogue of the MFMA fprop kernel grew past the unroller's limit on
+  /// gfx940 and its accumulator went to scratch; the gathers run it for every vector of every stage.
+  STRATA_HOST_DEVICE constexpr coords decode(int m) const {
+    unsigned u = static_cast<unsigned>(m);
+    coords x{};
+    x.w = int(u % unsigned(extent.w));
+    u /= unsigned(extent.w);
+    x.h = int(u % unsigned(extent.h));
+    u /= unsigned(extent.h);
+    x.d = int(u % unsigned(extent.d));
+    x.n = int(u / unsigned(extent.d));
+    return x;
+  }
+  STRATA_HOST_DEVICE constexpr long long offset(int m) const {
+    const coords x = decode(m);
+    return offset(x.n, x.d, x.h, x.w);
+  }
 };
 
 /// The geometry a kernel needs on the device (one group's GEMM plus the index maps).

@@ -348,8 +348,9 @@ struct kernel {
                                            a_row ? mma::major::row : mma::major::col};
         const mma::matrix_ref<const tb> sb{smem.b[st], S.tile_k, S.tile_n, b_row ? ldb_row : ldb_col,
                                            b_row ? mma::major::row : mma::major::col};
-        warp_tile::load_a(ctx, fa, sa, wm * warp_m, 0);
-        warp_tile::load_b(ctx, fb, sb, 0, wn * warp_n);
+        // Every element lies in the stage (the warp grid tiles it exactly): no per-element bounds test.
+        warp_tile::template load_a<mma::edges::inside>(ctx, fa, sa, wm * warp_m, 0);
+        warp_tile::template load_b<mma::edges::inside>(ctx, fb, sb, 0, wn * warp_n);
       }
       if constexpr (detail::is_tf32<Atom>) round_tf32(fa, fb);
       warp_tile::mma(ctx, fa, fb, acc);
@@ -380,19 +381,27 @@ struct kernel {
   }
 
   /// Calls f(row, col, value) for each accumulator element of the lane that lies inside D.
+  ///
+  /// Expanded at compile time (a fold over an index sequence), not loops the compiler may decline to
+  /// unroll: with a long body (the convolution epilogue's pixel decode) clang 15 left the outer loop
+  /// rolled on gfx940, indexed the accumulator with a run-time index and so kept the whole accumulator
+  /// in scratch memory, reloading it in every K step.
   template <class F>
   STRATA_HOST_DEVICE static void for_each_element(int lane, const typename warp_tile::accumulator& acc, int row0,
                                                   int col0, const problem& pr, F&& f) {
-    STRATA_UNROLL
-    for (int i = 0; i < warp_tile::atoms_m; ++i)
-      STRATA_UNROLL
-      for (int j = 0; j < warp_tile::atoms_n; ++j)
-        STRATA_UNROLL
-        for (int v = 0; v < Atom::c_values; ++v) {
-          const mma::coord x = Atom::c_coord(lane, v);
-          const int r = row0 + i * Atom::M + x.row, c = col0 + j * Atom::N + x.col;
-          if (r < pr.m && c < pr.n) f(r, c, acc.f[i][j].v[v]);
-        }
+    constexpr int per_atom = Atom::c_values, per_row = warp_tile::atoms_n * per_atom;
+    [&]<int... E>(std::integer_sequence<int, E...>) {
+      (element<E / per_row, (E / per_atom) % warp_tile::atoms_n, E % per_atom>(lane, acc, row0, col0, pr, f), ...);
+    }(std::make_integer_sequence<int, warp_tile::atoms_m * per_row>{});
+  }
+
+  /// Value v of atom (i, j) of the lane's accumulator, if it lies inside D.
+  template <int I, int J, int V, class F>
+  STRATA_HOST_DEVICE STRATA_FORCEINLINE static void element(int lane, const typename warp_tile::accumulator& acc,
+                                                            int row0, int col0, const problem& pr, F& f) {
+    const mma::coord x = Atom::c_coord(lane, V);
+    const int r = row0 + I * Atom::M + x.row, c = col0 + J * Atom::N + x.col;
+    if (r < pr.m && c < pr.n) f(r, c, acc.f[I][J].v[V]);
   }
 
   /// One stage of a strided tile (the copy the target's pipeline has; plain loads below 4-byte vectors).
