@@ -1,5 +1,6 @@
 // The implicit-GEMM kernel in its CDNA configurations on the emulator (wave64, MFMA with the exact
-// gfx942 / gfx90a fragment layouts): bf16 on gfx942 (the MI300-class descriptor) and int8 on gfx90a.
+// gfx942 / gfx90a fragment layouts): bf16 on gfx942 (the MI300-class descriptor), int8 on gfx90a and
+// fp32 on the f32 MFMA (the configuration the HIP entry runs for fp32).
 #include "support.hpp"
 
 using namespace strata_test::conv;
@@ -10,7 +11,8 @@ using strata::bf16;
 namespace {
 template <sc::kind Kind, class Target, class TA, class TD>
 using cdna_kernel =
-    sc::kernel<Kind, Target, typename cfg::cdna_atom<Target, TA, true>::type, cfg::cdna_large,
+    sc::kernel<Kind, Target, typename cfg::cdna_atom<Target, TA, true>::type,
+               sizeof(TA) == 4 ? cfg::cdna_large_f32 : cfg::cdna_large,
                std::conditional_t<Kind == sc::kind::wgrad, sc::detail::wgrad_epilogue<TD>, sc::detail::entry_epilogue<TD>>>;
 }  // namespace
 
@@ -29,4 +31,15 @@ TEST_CASE("conv gfx90a MFMA int8 fprop", "[conv]") {
   const sc::problem p{.n = 1, .c = 9, .k = 5, .groups = 1, .input = {2, 3, 4}, .filter = {2, 2, 2}, .pad = {1, 0, 1}};
   check<std::int8_t, std::int32_t>(sc::kind::fprop, {.pr = p, .seed = 311},
                                    kernel_launcher<cdna_kernel<sc::kind::fprop, arch::gfx90a, std::int8_t, std::int32_t>>{});
+}
+
+TEST_CASE("conv gfx942 / gfx90a MFMA fp32: fprop, dgrad with stride, wgrad", "[conv]") {
+  const sc::problem p{.n = 2, .c = 5, .k = 7, .input = {1, 6, 5}, .filter = {1, 3, 2}, .stride = {1, 2, 1},
+                      .pad = {0, 1, 0}, .pad_end = {0, 0, 1}};
+  check<float, float>(sc::kind::fprop, {.pr = p, .bias = true, .act = sc::activation::silu, .seed = 321},
+                      kernel_launcher<cdna_kernel<sc::kind::fprop, arch::gfx942, float, float>>{});
+  check<float, float>(sc::kind::dgrad, {.pr = p, .beta = 0.5f, .seed = 322},
+                      kernel_launcher<cdna_kernel<sc::kind::dgrad, arch::gfx90a, float, float>>{});
+  check<float, float>(sc::kind::wgrad, {.pr = p, .seed = 323},
+                      kernel_launcher<cdna_kernel<sc::kind::wgrad, arch::gfx942, float, float>>{});
 }

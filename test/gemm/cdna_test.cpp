@@ -15,6 +15,13 @@ TEST_CASE("gemm gfx942 bf16 -> f32: MFMA 32x32x8 and 16x16x16", "[gemm]") {
   for (const auto& c : shapes()) check<KS>(c);
 }
 
+TEST_CASE("gemm gfx90a / gfx942 fp32 on the f32 MFMA: 32x32x2 and 16x16x4", "[gemm]") {
+  using E = ep::chain<ep::alpha_beta<float>, ep::convert_to<float>>;
+  check<cfg::cdna<arch::gfx942, float, E, true>>({.m = 131, .n = 37, .k = 35, .b = sg::layout::col_major, .beta = 0.5f, .seed = 55});
+  check<cfg::cdna<arch::gfx90a, float, E, false>>({.m = 13, .n = 70, .k = 9, .a = sg::layout::col_major, .seed = 56});
+  check<cfg::cdna<arch::gfx942, float, E, false>>({.m = 1, .n = 1, .k = 1, .seed = 57});
+}
+
 TEST_CASE("gemm gfx90a / gfx942 int8 -> int32 and gfx942 FNUZ fp8", "[gemm]") {
   using EI = ep::chain<ep::alpha_beta<std::int32_t>, ep::convert_to<std::int32_t>>;
   check<cfg::cdna<arch::gfx90a, std::int8_t, EI, false>>({.m = 21, .n = 17, .k = 45, .b = sg::layout::col_major, .seed = 61});

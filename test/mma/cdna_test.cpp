@@ -15,6 +15,12 @@ TEST_CASE("MFMA f16 and bf16 32x32x8 / 16x16x16 equal the plain product", "[mma]
   run_atom<arch::gfx942, mma::cdna_16x16x16_f32bf16>(104);
 }
 
+TEST_CASE("MFMA f32 32x32x2 / 16x16x4 equal the plain product", "[mma][cdna]") {
+  run_atom<arch::gfx90a, mma::cdna_32x32x2_f32f32>(105, 1, /*all_schedules=*/true);
+  run_atom<arch::gfx942, mma::cdna_16x16x4_f32f32>(106);
+  run_atom<arch::gfx942, mma::cdna_32x32x2_f32f32>(107, 1);
+}
+
 TEST_CASE("MFMA int8 equals the product exactly, wrapping modulo 2^32", "[mma][cdna]") {
   run_atom<arch::gfx90a, mma::cdna2_32x32x8_i32i8>(111, 1);
   run_atom<arch::gfx90a, mma::cdna2_16x16x16_i32i8>(112);
@@ -35,4 +41,5 @@ TEST_CASE("a kernel that assumes the wrong lane arrangement gets a wrong MFMA pr
   CHECK_FALSE(run_atom<arch::gfx90a, mma::cdna_32x32x8_f32f16, lane_map::swap_group_thread>(131, 1));
   CHECK_FALSE(run_atom<arch::gfx90a, mma::cdna_16x16x16_f32f16, lane_map::swap_halves>(132, 1));
   CHECK_FALSE(run_atom<arch::gfx942, mma::cdna3_16x16x32_i32i8, lane_map::swap_halves>(133, 1));
+  CHECK_FALSE(run_atom<arch::gfx90a, mma::cdna_32x32x2_f32f32, lane_map::swap_halves>(134, 1));
 }

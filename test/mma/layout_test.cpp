@@ -127,6 +127,15 @@ TEST_CASE("MFMA layouts match AMD's matrix instruction calculator", "[mma][layou
   CHECK(cdna3_32x32x16_f32e4m3::b_coord(62, value_of(1, 8, 8)) == coord{13, 30});
   //   cdna3 v_mfma_f32_16x16x32_bf8_bf8 A[2][27] = v0{50}.[31:24]
   CHECK(cdna3_16x16x32_f32e5m2::a_coord(50, value_of(0, 24, 8)) == coord{2, 27});
+  // f32 forms, one k value per lane: derived from the calculator's formula for them (A[i][k] and
+  // B[k][j] in lanes MN * k + i and MN * k + j, register 0; C or D as the f16 forms), not printed lines:
+  //   v_mfma_f32_32x32x2f32  A[5][1] = v0{37}      B[1][30] = v0{62}     C[13][5] = v5{37}
+  CHECK(cdna_32x32x2_f32f32::a_coord(37, 0) == coord{5, 1});
+  CHECK(cdna_32x32x2_f32f32::b_coord(62, 0) == coord{1, 30});
+  CHECK(cdna_32x32x2_f32f32::c_coord(37, 5) == coord{13, 5});
+  //   v_mfma_f32_16x16x4f32  A[9][3] = v0{57}      C[11][14] = v3{46}
+  CHECK(cdna_16x16x4_f32f32::a_coord(57, 0) == coord{9, 3});
+  CHECK(cdna_16x16x4_f32f32::c_coord(46, 3) == coord{11, 14});
 }
 
 TEST_CASE("atoms declare their shapes, types and target families", "[mma][layout]") {
@@ -138,6 +147,9 @@ TEST_CASE("atoms declare their shapes, types and target families", "[mma][layout
   STATIC_REQUIRE(!sm80_16x8x16_f32f16::available_on<arch::gfx90a>);
   STATIC_REQUIRE(cdna_32x32x8_f32f16::available_on<arch::gfx90a> && cdna_32x32x8_f32f16::available_on<arch::gfx942>);
   STATIC_REQUIRE(cdna2_32x32x8_i32i8::available_on<arch::gfx90a> && !cdna2_32x32x8_i32i8::available_on<arch::gfx942>);
+  STATIC_REQUIRE(cdna_32x32x2_f32f32::available_on<arch::gfx90a> && cdna_16x16x4_f32f32::available_on<arch::gfx942> &&
+                 !cdna_32x32x2_f32f32::available_on<arch::sm80>);
+  STATIC_REQUIRE(cdna_32x32x2_f32f32::K == 2 && cdna_16x16x4_f32f32::K == 4);
   STATIC_REQUIRE(!cdna3_32x32x16_i32i8::available_on<arch::gfx90a> && cdna3_32x32x16_i32i8::available_on<arch::gfx942>);
   STATIC_REQUIRE(cdna3_32x32x16_f32e4m3::available_on<arch::gfx942>);
   STATIC_REQUIRE(!cdna3_32x32x16_f32e4m3::available_on<arch::gfx90a> && !cdna3_32x32x16_f32e4m3::available_on<arch::gfx950>);

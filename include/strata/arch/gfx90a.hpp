@@ -13,7 +13,7 @@ struct gfx90a {
   static constexpr std::size_t shared_memory_per_block = 64 * KiB;  // LDS per workgroup
   static constexpr int max_cluster_size = 1;
   static constexpr atom_set atoms =
-      atom_family::fma | atom_family::mfma_f16 | atom_family::mfma_i8 | atom_family::buffer_load;
+      atom_family::fma | atom_family::mfma_f16 | atom_family::mfma_f32 | atom_family::mfma_i8 | atom_family::buffer_load;
   // Each MI250X GCD is its own HIP device: 110 CUs and 8 MB L2, so one chiplet per device.
   static constexpr chiplet_topology chiplets{.count = 1,
                                              .units_per_chiplet = 110,

@@ -15,7 +15,7 @@ struct gfx942 {
   static constexpr int max_threads_per_block = 1024;
   static constexpr std::size_t shared_memory_per_block = 64 * KiB;
   static constexpr int max_cluster_size = 1;
-  static constexpr atom_set atoms = atom_family::fma | atom_family::mfma_f16 | atom_family::mfma_i8 |
+  static constexpr atom_set atoms = atom_family::fma | atom_family::mfma_f16 | atom_family::mfma_f32 | atom_family::mfma_i8 |
                                     atom_family::mfma_f8 | atom_family::buffer_load |
                                     atom_family::buffer_load_lds;
   // MI300X in SPX mode: 8 XCDs x 38 active CUs, 4 MB private L2 per XCD, 256 MB Infinity Cache;

@@ -34,6 +34,7 @@ enum class atom_family : std::uint32_t {
   tma = 1u << 12,             // tensor memory accelerator, mbarrier transactions (sm90+)
   buffer_load = 1u << 13,     // AMD buffer loads with hardware range checks
   buffer_load_lds = 1u << 14, // AMD buffer load straight into LDS (CDNA3+)
+  mfma_f32 = 1u << 15,        // MFMA f32 -> f32, full fp32 products (CDNA2+)
 };
 
 /// A set of atom families, usable in constant expressions.

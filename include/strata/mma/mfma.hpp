@@ -5,6 +5,8 @@
 //   cdna_16x16x16_f32f16     v_mfma_f32_16x16x16f16                             gfx90a, gfx942, gfx950
 //   cdna_32x32x8_f32bf16     v_mfma_f32_32x32x8bf16_1k (CDNA3: ..._32x32x8_bf16)  gfx90a, gfx942, gfx950
 //   cdna_16x16x16_f32bf16    v_mfma_f32_16x16x16bf16_1k                         gfx90a, gfx942, gfx950
+//   cdna_32x32x2_f32f32      v_mfma_f32_32x32x2f32                              gfx90a, gfx942, gfx950
+//   cdna_16x16x4_f32f32      v_mfma_f32_16x16x4f32                              gfx90a, gfx942, gfx950
 //   cdna2_32x32x8_i32i8      v_mfma_i32_32x32x8i8                               gfx90a (CDNA3 dropped it)
 //   cdna2_16x16x16_i32i8     v_mfma_i32_16x16x16i8                              gfx90a
 //   cdna3_32x32x16_i32i8     v_mfma_i32_32x32x16_i8                             gfx942, gfx950
@@ -23,6 +25,8 @@
 //   v_mfma_f32_32x32x8f16   A[i][k] GPR: (floor(k / 2) % 2).[16*(k % 2)+15 : 16*(k % 2)]  Lane: 32 * floor(k / 4) + i
 //                           C or D[i][j] GPR: 4 * floor(i / 8) + (i % 4)   Lane: (32 * floor(i / 4)) % 64 + j
 //   v_mfma_f32_16x16x16f16  A[i][k] Lane: 16 * floor(k / 4) + i      C or D[i][j] GPR: (i % 4)  Lane: 16 * floor(i / 4) + j
+//   v_mfma_f32_32x32x2f32   A[i][k] GPR: 0   Lane: 32 * k + i          (C or D: as v_mfma_f32_32x32x8f16)
+//   v_mfma_f32_16x16x4f32   A[i][k] GPR: 0   Lane: 16 * k + i          (C or D: as v_mfma_f32_16x16x16f16)
 //   v_mfma_i32_32x32x8i8    A[i][k] GPR: 0.[8*(k % 4)+7 : 8*(k % 4)]  Lane: 32 * floor(k / 4) + i
 //   v_mfma_i32_32x32x16_i8  A[i][k] GPR: (floor(k / 4) % 2).[8*(k % 4)+7 : 8*(k % 4)]  Lane: 32 * floor(k / 8) + i
 //   v_mfma_i32_16x16x32_i8  A[i][k] Lane: 16 * floor(k / 8) + i   (fp8_fp8 / bf8_bf8: the same as the i8 forms)
@@ -150,6 +154,43 @@ using cdna_32x32x8_f32f16 = cdna_f32_16bit<32, f16>;
 using cdna_16x16x16_f32f16 = cdna_f32_16bit<16, f16>;
 using cdna_32x32x8_f32bf16 = cdna_f32_16bit<32, bf16>;
 using cdna_16x16x16_f32bf16 = cdna_f32_16bit<16, bf16>;
+
+/// f32 operands and accumulators, one k value per lane: 32x32x2 and 16x16x4. Full fp32 products (no
+/// reduced-precision inputs, unlike NVIDIA's tf32), so the fp32 GEMM runs on the matrix cores.
+template <int MN>
+struct cdna_f32_f32 : detail::mfma_layout<MN, 1> {
+  static constexpr const char* name = MN == 32 ? "v_mfma_f32_32x32x2f32" : "v_mfma_f32_16x16x4f32";
+  using base = detail::mfma_layout<MN, 1>;
+  using a_type = float;
+  using b_type = float;
+  using c_type = float;
+  using a_fragment = fragment<a_type, base::a_values>;
+  using b_fragment = fragment<b_type, base::b_values>;
+  using c_fragment = fragment<c_type, base::c_values>;
+  static constexpr arch::atom_family family = arch::atom_family::mfma_f32;
+  template <class Target>
+  static constexpr bool available_on = Target::atoms.has(family);
+  template <class Target>
+  STRATA_HOST_DEVICE static constexpr void require_target() {
+    static_assert(available_on<Target>, "MFMA f32 atoms need a CDNA2+ target (atom_family::mfma_f32: gfx90a, gfx942, "
+                                        "gfx950), which the kernel's target is not");
+  }
+
+  STRATA_DEVICE static void device_mma(const a_fragment& a, const b_fragment& b, const c_fragment& c, c_fragment& d) {
+#if STRATA_HIP_DEVICE_PASS
+    using namespace detail;
+    if constexpr (MN == 32)
+      from_vector(__builtin_amdgcn_mfma_f32_32x32x2f32(a.v[0], b.v[0], to_vector<mfma_float16>(c), 0, 0, 0), d);
+    else
+      from_vector(__builtin_amdgcn_mfma_f32_16x16x4f32(a.v[0], b.v[0], to_vector<mfma_float4>(c), 0, 0, 0), d);
+#else
+    (void)a, (void)b, (void)c, (void)d;
+#endif
+  }
+};
+
+using cdna_32x32x2_f32f32 = cdna_f32_f32<32>;
+using cdna_16x16x4_f32f32 = cdna_f32_f32<16>;
 
 /// CDNA2 int8: 4 k values per lane in one VGPR (32x32x8, 16x16x16). CDNA3 has no such opcodes.
 template <int MN>

@@ -96,14 +96,11 @@ void dispatch(int m, bool vec16, bool tf32, Fn&& fn) {
   if (m <= 128) pick(std::integral_constant<gemm::shape, cf::sm80_medium>{});
   else pick(std::integral_constant<gemm::shape, cf::sm80_large>{});
 #elif STRATA_BACKEND_HIP
+  // MFMA for every input type; fp32 on the f32 MFMA (full fp32 products) with its shallower tile.
   using T = arch::STRATA_GEMM_HIP_TARGET;
   (void)vec16, (void)tf32;
-  if constexpr (std::is_same_v<TA, float>) {
-    fn(static_cast<kernel<Kind, T, mma::fma_atom<float, float, 64>, cf::fma_wave64, E>*>(nullptr));
-  } else {
-    using atom = typename cf::cdna_atom<T, TA, true>::type;
-    fn(static_cast<kernel<Kind, T, atom, cf::cdna_large, E>*>(nullptr));
-  }
+  using atom = typename cf::cdna_atom<T, TA, true>::type;
+  fn(static_cast<kernel<Kind, T, atom, sizeof(TA) == 4 ? cf::cdna_large_f32 : cf::cdna_large, E>*>(nullptr));
   (void)m;
 #else
   (void)vec16, (void)tf32;

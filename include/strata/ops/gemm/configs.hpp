@@ -4,7 +4,7 @@
 //   sm80 family (sm80, and sm90a / sm100a until the Hopper issue): mma.sync m16n8k16 (f16, bf16),
 //     m16n8k8 tf32 (fp32 inputs), m16n8k32 s8 and e4m3 / e5m2 (sm90a, sm100a); cp.async multistage.
 //   cdna family (gfx90a, gfx942, wave64): MFMA 32x32x8 (large tiles) or 16x16x16 (skinny) for f16 and
-//     bf16; 32x32x8 i8 (gfx90a) / 32x32x16 i8 and FNUZ fp8 (gfx942).
+//     bf16; 32x32x2 / 16x16x4 f32 (full fp32); 32x32x8 i8 (gfx90a) / 32x32x16 i8 and FNUZ fp8 (gfx942).
 //   fma family (any target, the host emulator included): scalar FMA, one output row per lane.
 //
 // Shapes are not tuned on hardware yet (no GPU measured, see docs/gemm.md); they were chosen to fit
@@ -26,7 +26,9 @@ inline constexpr shape sm80_large{128, 128, 32, 2, 4, 3};  // warp tile 64 x 32 
 inline constexpr shape sm80_medium{64, 64, 32, 2, 2, 3};   // warp tile 32 x 32
 inline constexpr shape sm80_skinny{16, 64, 64, 1, 4, 3};   // decode: M <= 16, warp tile 16 x 16
 inline constexpr shape cdna_large{128, 128, 32, 2, 2, 2};  // 32x32 atom, warp tile 64 x 64
+inline constexpr shape cdna_medium{64, 64, 32, 2, 2, 2};   // 32x32 atom, warp tile 32 x 32 (stream-K on HIP)
 inline constexpr shape cdna_skinny{16, 64, 64, 1, 4, 2};   // 16x16 atom, warp tile 16 x 16
+inline constexpr shape cdna_large_f32{128, 128, 16, 2, 2, 2};  // fp32 32x32x2 atom: half the K depth keeps two stages in 32 KiB of LDS
 inline constexpr shape fma_default{64, 32, 8, 2, 1, 2};    // warp tile 32 x 32 (warp 32)
 inline constexpr shape fma_skinny{32, 32, 8, 1, 1, 2};     // M <= 32 (32 x 64 x 8, 1 x 2 warps spilled on sm_80)
 inline constexpr shape fma_wave64{64, 32, 8, 1, 1, 2};     // warp tile 64 x 32 (wave64)
@@ -71,6 +73,10 @@ struct cdna_atom<Target, bf16, Large> {
   using type = std::conditional_t<Large, mma::cdna_32x32x8_f32bf16, mma::cdna_16x16x16_f32bf16>;
 };
 template <class Target, bool Large>
+struct cdna_atom<Target, float, Large> {
+  using type = std::conditional_t<Large, mma::cdna_32x32x2_f32f32, mma::cdna_16x16x4_f32f32>;
+};
+template <class Target, bool Large>
 struct cdna_atom<Target, std::int8_t, Large> {
   static constexpr bool cdna2 = std::is_same_v<Target, arch::gfx90a>;
   using type = std::conditional_t<cdna2, std::conditional_t<Large, mma::cdna2_32x32x8_i32i8, mma::cdna2_16x16x16_i32i8>,
@@ -94,7 +100,8 @@ template <class Target, class T, class Epilogue, shape S = sm80_large, std::size
 using sm80 = kernel<Target, typename sm80_atom<T>::type, S, Epilogue, order::default_for<Target>, Align>;
 
 template <class Target, class T, class Epilogue, bool Large = true, std::size_t Align = sizeof(T)>
-using cdna = kernel<Target, typename cdna_atom<Target, T, Large>::type, Large ? cdna_large : cdna_skinny, Epilogue,
+using cdna = kernel<Target, typename cdna_atom<Target, T, Large>::type,
+                    Large ? (sizeof(T) == 4 ? cdna_large_f32 : cdna_large) : cdna_skinny, Epilogue,
                     order::default_for<Target>, Align>;
 
 template <class Target, class T, class Epilogue, shape S = (Target::warp_size == 64 ? fma_wave64 : fma_default),

@@ -43,6 +43,7 @@
 #include <vector>
 
 #include "strata/ops/gemm/configs.hpp"
+#include "strata/ops/gemm/entry_epilogue.hpp"
 #include "strata/ops/gemm/grouped.hpp"
 #include "strata/ops/gemm/kernel.hpp"
 #include "strata/ops/gemm/stream_k.hpp"
@@ -88,7 +89,6 @@ struct matrix {
   long long batch_stride = 0;  // elements between batch entries
 };
 
-enum class activation { none, relu };
 
 struct options {
   float alpha = 1.f;
@@ -147,22 +147,6 @@ inline void check_matrix(const matrix& x, const char* name, int rows, int cols, 
   }
 }
 
-/// The host entry's epilogue op after alpha/beta: + bias[col] (when given), then the activation.
-struct bias_activation {
-  struct params {
-    const float* bias = nullptr;
-    activation act = activation::none;
-  };
-  STRATA_HOST_DEVICE float operator()(float v, int, int col, const params& p) const {
-    if (p.bias) v += p.bias[col];
-    if (p.act == activation::relu) v = v <= 0.f ? 0.f : v;  // NaN passes through
-    return v;
-  }
-};
-
-template <class TD>
-using entry_epilogue = epilogue::chain<epilogue::alpha_beta<TD>, bias_activation, epilogue::convert_to<TD>>;
-
 /// How the entry may read A and B, beyond their element types.
 struct read_mode {
   bool rows16 = false;  // every row start of A and B (pointers, leading dimensions, batch strides) is 16-byte aligned
@@ -201,15 +185,14 @@ void dispatch(int m, Fn&& fn, read_mode rm = {}) {
 #elif STRATA_BACKEND_HIP
   // One MFMA descriptor per build (STRATA_GEMM_HIP_TARGET, default gfx942): the int8 instructions
   // differ between CDNA2 and CDNA3, and a kernel is compiled for every offload arch of the build.
-  // (16-byte rows are not used here yet: the gfx940 kernels already spill SGPRs, docs/gemm.md.)
+  // fp32 runs on the f32 MFMA (full fp32 products). Rows are element-aligned (16-byte instantiations
+  // are not used on HIP yet: they would double the kernels compiled, unmeasured on AMD hardware).
+  // Under stream-K the 128 x 128 tile runs short of SGPRs (its fix-up state on top of the mainloop's),
+  // so stream-K takes the 64 x 64 tile, as CUDA's stream-K avoids its skinny tile.
   using T = arch::STRATA_GEMM_HIP_TARGET;
-  (void)rm;
-  if constexpr (std::is_same_v<TA, float>) {
-    fn(static_cast<configs::fma<T, TA, E>*>(nullptr));  // no fp32 MFMA configuration shipped yet
-  } else {
-    if (m <= 32) fn(static_cast<configs::cdna<T, TA, E, false>*>(nullptr));
-    else fn(static_cast<configs::cdna<T, TA, E, true>*>(nullptr));
-  }
+  if (rm.stream_k) fn(static_cast<kernel<T, typename configs::cdna_atom<T, TA, true>::type, configs::cdna_medium, E>*>(nullptr));
+  else if (m <= 32) fn(static_cast<configs::cdna<T, TA, E, false>*>(nullptr));
+  else fn(static_cast<configs::cdna<T, TA, E, true>*>(nullptr));
 #else
   (void)rm;
   if (m <= 32) fn(static_cast<configs::fma<arch::host, TA, E, configs::fma_skinny>*>(nullptr));
@@ -218,11 +201,14 @@ void dispatch(int m, Fn&& fn, read_mode rm = {}) {
 }
 
 /// Configurations the entry runs under stream-K (dispatch with read_mode::stream_k never picks the
-/// others): on CUDA the skinny tile spills inside stream_k_kernel, so it is not even instantiated there.
+/// others): on CUDA the skinny tile spills inside stream_k_kernel, on HIP every tile but the 64 x 64
+/// one, so they are not even instantiated there.
 template <class K>
 inline constexpr bool stream_k_shipped =
 #if STRATA_BACKEND_CUDA
     !(K::tiles.tile_m == configs::sm80_skinny.tile_m && K::tiles.tile_n == configs::sm80_skinny.tile_n);
+#elif STRATA_BACKEND_HIP
+    K::tiles.tile_m == configs::cdna_medium.tile_m && K::tiles.tile_n == configs::cdna_medium.tile_n;
 #else
     true;
 #endif
