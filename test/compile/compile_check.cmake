@@ -8,6 +8,7 @@
 # and usable by hand the same way. Fails when:
 #   - the translation unit does not compile,
 #   - any kernel spills registers (nvcc: "spill stores"/"spill loads"; clang: "SGPRs Spill"/"VGPRs Spill"),
+#   - a HIP kernel uses scratch memory without spilling (a private array indexed at run time),
 #   - a hallmark instruction is missing from the PTX / GCN assembly,
 #   - fewer kernels than expected appear in the report.
 # When the compiler is absent (or too old for the target) it prints "SKIP: ..." and exits with 77
@@ -272,6 +273,10 @@ else()
     string(APPEND table "| ${k} | ${VGPRs_${k}} | ${AGPRs_${k}} | ${SGPRs_${k}} | ${VGPRs_Spill_${k}} | ${SGPRs_Spill_${k}} | ${ScratchSize_${k}} | ${Occupancy_${k}} | ${layout} |\n")
     if(NOT "${VGPRs_Spill_${k}}" STREQUAL "0" OR NOT "${SGPRs_Spill_${k}}" STREQUAL "0")
       list(APPEND failures "${k} spills registers: ${VGPRs_Spill_${k}} VGPRs and ${SGPRs_Spill_${k}} SGPRs")
+    elseif(NOT "${ScratchSize_${k}}" STREQUAL "0")
+      # No spill but scratch: a private array the compiler could not keep in registers (an accumulator
+      # indexed at run time), read and written in memory.
+      list(APPEND failures "${k} uses ${ScratchSize_${k}} bytes of scratch per lane without spilling: a private array lives in memory")
     endif()
   endforeach()
 endif()
