@@ -104,6 +104,16 @@ struct bounded_kernel {
   void operator()(Ctx&, const bug_params&) const {}
 };
 
+/// The CUDA trampoline's second launch bound: the kernel's min_blocks_per_multiprocessor, else 0 (none).
+struct occupancy_kernel {
+  static constexpr int max_threads_per_block = 128;
+  static constexpr int min_blocks_per_multiprocessor = 4;  // at most 128 registers per thread
+  template <class Ctx>
+  void operator()(Ctx&, const bug_params&) const {}
+};
+static_assert(strata::detail::kernel_min_blocks<occupancy_kernel>() == 4);
+static_assert(strata::detail::kernel_min_blocks<bounded_kernel>() == 0);
+
 struct counter_params {
   unsigned* global_count;
   int* per_block;  // per block: the shared-memory atomic count

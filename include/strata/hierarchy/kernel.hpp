@@ -9,6 +9,9 @@
 //   static constexpr int max_threads_per_block = 256;  launch bounds for the GPU compilers (CUDA:
 //                                              __launch_bounds__, none by default; HIP: 1024 by default);
 //                                              a launch with a larger block is rejected
+//   static constexpr int min_blocks_per_multiprocessor = 2;  CUDA only: the second __launch_bounds__
+//                                              argument (registers per thread <= register file /
+//                                              (blocks x threads)); HIP and the emulator ignore it
 // Kernels are trivially copyable: they travel to the device by value, like Params.
 #pragma once
 

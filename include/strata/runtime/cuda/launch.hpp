@@ -26,7 +26,8 @@ namespace cuda::detail {
 /// launch's dynamic part at dynamic_shared_offset<Kernel>, the layout the emulator uses too, so a
 /// kernel sees the same offsets on every backend.
 /// __launch_bounds__ only when the kernel declares max_threads_per_block: forcing 1024 on every
-/// kernel would cap it at 64 registers per thread.
+/// kernel would cap it at 64 registers per thread. Its second argument is the kernel's optional
+/// min_blocks_per_multiprocessor (0, no minimum, when it declares none).
 /// `smid_table` / `smid_table_size`: the device's %smid -> chiplet calibration
 /// (strata/runtime/chiplet_calibration.hpp), nullptr and 0 when there is none or the target has one
 /// chiplet.
@@ -40,7 +41,8 @@ __global__ void kernel_entry(const Kernel kernel, const Params params, const uns
 }
 
 template <class Kernel, class Params, class Target>
-__global__ void __launch_bounds__((strata::detail::kernel_max_threads<Kernel, Target>()))
+__global__ void __launch_bounds__((strata::detail::kernel_max_threads<Kernel, Target>()),
+                                  (strata::detail::kernel_min_blocks<Kernel>()))
     kernel_entry_bounded(const Kernel kernel, const Params params, const unsigned char* smid_table,
                          int smid_table_size) {
   extern __shared__ __align__(128) unsigned char strata_shared_memory[];

@@ -32,6 +32,28 @@ constexpr int kernel_max_threads() {
   }
 }
 
+template <class K>
+concept has_min_blocks_per_multiprocessor = requires {
+  { K::min_blocks_per_multiprocessor } -> std::convertible_to<int>;
+};
+
+/// The blocks of K that must fit on one multiprocessor at once: K::min_blocks_per_multiprocessor if
+/// the kernel declares it (an optional trait, the second argument of CUDA's __launch_bounds__: it
+/// caps the registers per thread at the register file / (blocks x threads)), else 0 (no cap but the
+/// compiler's own). Given only the block size, ptxas picks a register target of its own and will
+/// spill a few bytes under it with registers to spare (docs/design.md, item 16): naming the
+/// occupancy lets it use them. Ignored by HIP (its second bound counts waves per SIMD) and the
+/// emulator.
+template <class K>
+constexpr int kernel_min_blocks() {
+  if constexpr (has_min_blocks_per_multiprocessor<K>) {
+    static_assert(K::min_blocks_per_multiprocessor >= 0, "Kernel::min_blocks_per_multiprocessor must not be negative");
+    return K::min_blocks_per_multiprocessor;
+  } else {
+    return 0;
+  }
+}
+
 /// Bytes of shared memory one block of K gets: the static storage, padded to the dynamic offset,
 /// then the dynamic bytes of this launch (the layout of hierarchy/kernel.hpp).
 template <class K>
