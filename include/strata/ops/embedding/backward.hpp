@@ -350,18 +350,36 @@ template <scalar Rows, class Target = void>
 struct backward_apply_kernel : detail::declared_target<Target> {
   static constexpr const char* name = "embedding_backward_apply_kernel";
   static constexpr int max_threads_per_block = 256;
+  // CUDA occupancy request (HIP and the emulator ignore it): up to 64 registers per thread, 4 blocks
+  // of 256 per SM. Given only the block size, ptxas (nvcc 13) picked 32 registers for this kernel on
+  // sm_90a and 40 on sm_100a and spilled 12 and 48 bytes under them; it needs about 40-56.
+  static constexpr int register_budget = 64;
+  static constexpr int min_blocks_per_multiprocessor = 65536 / (max_threads_per_block * register_budget);
   template <class Ctx>
   STRATA_HOST_DEVICE void operator()(Ctx& ctx, const detail::backward_params& p) const {
     const auto& st = p.header->status;
     const bool failed = p.policy == int(bounds::error) &&
                         (st.first_bad_position != status_none || st.first_bad_bag != status_none);
-    const long long unique = failed ? 0 : static_cast<long long>(p.header->scalars[0]);
+    // Register budget (this kernel spilled: 4 SGPRs on gfx90a with clang 15; 48 bytes on sm_100a,
+    // where ptxas 13.0 chose 40 registers under the 256-thread launch bound, .maxntid 256, the only
+    // limit the trampoline sets). Two things fixed it, and they are why the code reads as it does:
+    //  - the row loop counts in 32 bits: unique <= num_indices < 2^31 (the host entry checks). Its
+    //    counter, bound and stride live across the whole kernel; in 64 bits they, and the 64-bit
+    //    index math on them, cost sm_100a its spill-free allocation (ptxas then takes 48 registers);
+    //  - the column loops step per lane (d = lane, lane + W, ...) instead of a warp-wide d0 loop with
+    //    a per-lane test inside: that nested one more divergent region, one more live exec mask
+    //    (2 SGPRs on wave64), around the gradient sum with its two inner loops.
+    const unsigned int unique = failed ? 0u : static_cast<unsigned int>(p.header->scalars[0]);
     if (p.sparse_count && detail::global_thread(ctx) == 0) *p.sparse_count = unique;
     auto warp = ctx.warp();
     const int lane = ctx.lane().index();
     constexpr int W = Ctx::warp_size;
-    const long long warps = ctx.grid().size() * warp.count();
-    for (long long u = ctx.block().rank() * warp.count() + warp.index(); u < unique; u += warps) {
+    const long long first = ctx.block().rank() * warp.count() + warp.index();
+    if (first >= unique) return;
+    const long long all_warps = ctx.grid().size() * warp.count();
+    // A stride of `unique` or more ends the loop after one row either way; clamped, u + stride < 2^32.
+    const unsigned int warps = all_warps < unique ? static_cast<unsigned int>(all_warps) : unique;
+    for (unsigned int u = static_cast<unsigned int>(first); u < unique; u += warps) {
       const unsigned int s = p.starts[u], e = p.starts[u + 1];
       const unsigned long long key = p.keys[p.in][s];
       const int t = detail::table_of_row(p.tables, p.num_tables, key);
@@ -376,22 +394,20 @@ struct backward_apply_kernel : detail::declared_target<Target> {
       if (p.kind == int(gradient::fused) && p.opt == int(optimizer::rowwise_adagrad)) {
         const float h_old = td.state[row];  // every lane reads before lane 0 writes (after the sum)
         float sq = 0.f;
-        for (int d0 = 0; d0 < dim; d0 += W) {
-          const float g = d0 + lane < dim ? grad_of(p, s, e, d0 + lane) : 0.f;
+        for (int d = lane; d < dim; d += W) {
+          const float g = grad_of(p, s, e, d);
           sq += g * g;
         }
         sq = warp.sum(sq);
         h_new = update::rowwise_state(h_old, sq, dim);
         if (lane == 0) td.state[row] = h_new;
       }
-      for (int d0 = 0; d0 < dim; d0 += W) {
-        const int d = d0 + lane;
-        if (d >= dim) continue;
+      for (int d = lane; d < dim; d += W) {
         const float g = grad_of(p, s, e, d);
         if (p.kind == int(gradient::dense)) {
           td.dense_grad[row * dim + d] = g;
         } else if (p.kind == int(gradient::sparse)) {
-          p.sparse_grads[u * p.sparse_stride + d] = g;
+          p.sparse_grads[static_cast<long long>(u) * p.sparse_stride + d] = g;
         } else {
           unsigned char* at = td.rows_mut + row * td.stride;
           const float w = load_weight(at, d);

@@ -56,6 +56,13 @@ struct forward_kernel : detail::declared_target<Target> {
   static constexpr const char* name = "embedding_forward_kernel";
   // Launch bounds: lets HIP give each lane more than the 128 VGPRs a 1024-thread default allows.
   static constexpr int max_threads_per_block = Cfg.threads;
+  // CUDA occupancy request (the second __launch_bounds__ argument; HIP and the emulator ignore it):
+  // registers per thread up to 128, 64 Ki registers over blocks x threads. Given only the block size,
+  // ptxas (nvcc 13) picks a register target of its own and may spill a few bytes under it with
+  // registers to spare: 4 bytes at 64 registers in the fp16 kernel on sm_100a (2026-12-02).
+  static constexpr int register_budget = 128;
+  static constexpr int min_blocks_per_multiprocessor =
+      Cfg.threads * register_budget >= 65536 ? 1 : 65536 / (Cfg.threads * register_budget);
   static constexpr int E = fmt::per_vec;                                      // elements per 16 bytes
   static constexpr int K = Cfg.accumulators / E > 0 ? Cfg.accumulators / E : 1;  // chunks per lane per pass
   static constexpr int U = Cfg.rows_in_flight;
@@ -132,19 +139,8 @@ struct forward_kernel : detail::declared_target<Target> {
           for (int k = 0; k < K; ++k) {
             const int c = chunk0 + k * g + lane;
             if (c * E >= dim) continue;
-            if (td.vector) {
-              v[u][k] = detail::load_vec(row + static_cast<long long>(c) * 16);
-            } else {
-              v[u][k] = detail::vec16{{0u, 0u, 0u, 0u}};
-              STRATA_UNROLL
-              for (int e = 0; e < E; ++e) {
-                const int col = c * E + e;
-                if (col < dim) {
-                  constexpr int bits = fmt::elem_bits, per_word = 32 / bits;
-                  v[u][k].w[e / per_word] |= detail::element_bits_at<Rows>(row, col) << ((e % per_word) * bits);
-                }
-              }
-            }
+            if (td.vector) v[u][k] = detail::load_vec(row + static_cast<long long>(c) * 16);
+            else v[u][k] = detail::load_chunk_unaligned<Rows>(row, c, dim);  // no per-element tests (see there)
           }
         }
         // Stage 2: consume them in index order.
@@ -196,20 +192,34 @@ struct forward_kernel : detail::declared_target<Target> {
                                            const detail::vec16 (&v)[K], const detail::qparams& q, float w, int chunk0,
                                            int lane, int g) {
     const long long base = i * p.none_stride;
+    const auto value = [&](const detail::vec16& bits, int e) {
+      float x = 0.f;
+      if (real) {
+        x = fmt::from_bits(detail::element_bits<Rows>(bits, e));
+        if constexpr (fmt::quantized) x = q.scale * x + q.bias;
+        x *= w;
+      }
+      return x;
+    };
+    // This runs inside the row loop: a bounds test per element would be hoisted out of it and kept
+    // live across it (E lane masks; see detail::load_chunk_unaligned). So a full chunk stores without
+    // tests and the row's last, partial chunk drains its elements in a run-time loop.
     STRATA_UNROLL
     for (int k = 0; k < K; ++k) {
       const int c = chunk0 + k * g + lane;
-      STRATA_UNROLL
-      for (int e = 0; e < E; ++e) {
-        const int col = c * E + e;
-        if (col >= td.dim) continue;
-        float x = 0.f;
-        if (real) {
-          x = fmt::from_bits(detail::element_bits<Rows>(v[k], e));
-          if constexpr (fmt::quantized) x = q.scale * x + q.bias;
-          x *= w;
+      const int left = td.dim - c * E;  // elements of the row in this chunk
+      if (left <= 0) continue;
+      const long long at = base + c * E;
+      if (left >= E) {
+        STRATA_UNROLL
+        for (int e = 0; e < E; ++e) detail::store_value(p.out, at + e, p.out_format, value(v[k], e));
+      } else {
+        detail::vec16 rest = v[k];
+        STRATA_NO_UNROLL
+        for (int e = 0; e < left; ++e) {
+          detail::store_value(p.out, at + e, p.out_format, value(rest, 0));
+          rest = detail::shift_out<fmt::elem_bits>(rest);
         }
-        detail::store_value(p.out, base + col, p.out_format, x);
       }
     }
   }

@@ -128,15 +128,59 @@ STRATA_HOST_DEVICE STRATA_FORCEINLINE std::uint32_t element_bits(const vec16& v,
   else return (w >> ((e % per_word) * bits)) & ((1u << bits) - 1u);
 }
 
-/// Element `c` of a row read on its own (the path for rows that are not 16-byte aligned). Loads only
-/// the bytes of that element.
+/// 16 bytes as one little-endian 128-bit value, moved by `Bits` (4, 8, 16 or 32) bits. Used to fill and
+/// drain the last, partial chunk of a row in a run-time loop: the loop variable never indexes v.w, so
+/// v stays in registers (a private array indexed at run time lives in scratch memory on AMD).
+template <int Bits>
+STRATA_HOST_DEVICE STRATA_FORCEINLINE vec16 shift_in(const vec16& v, std::uint32_t low) {
+  if constexpr (Bits == 32) return vec16{{low, v.w[0], v.w[1], v.w[2]}};
+  else
+    return vec16{{(v.w[0] << Bits) | low, (v.w[1] << Bits) | (v.w[0] >> (32 - Bits)),
+                  (v.w[2] << Bits) | (v.w[1] >> (32 - Bits)), (v.w[3] << Bits) | (v.w[2] >> (32 - Bits))}};
+}
+template <int Bits>
+STRATA_HOST_DEVICE STRATA_FORCEINLINE vec16 shift_out(const vec16& v) {
+  if constexpr (Bits == 32) return vec16{{v.w[1], v.w[2], v.w[3], 0u}};
+  else
+    return vec16{{(v.w[0] >> Bits) | (v.w[1] << (32 - Bits)), (v.w[1] >> Bits) | (v.w[2] << (32 - Bits)),
+                  (v.w[2] >> Bits) | (v.w[3] << (32 - Bits)), v.w[3] >> Bits}};
+}
+
+/// Chunk `c` (elements c*E ... c*E + E - 1, bytes 16c ... 16c + 15 of the row) of a row that may not be
+/// 16-byte aligned: read in units of the element's width (whole bytes for int4), never past the row's
+/// payload. Precondition: the chunk holds at least one element of the row (c * E < dim).
+///
+/// Why not one load per element with a bounds test each (what this replaced): the tests depend only on
+/// the lane and the column pass, so the compilers hoisted all E of them out of the row loop and kept
+/// them live across it. For int4 (E = 32) that was 32 lane masks, 64 SGPRs on AMD wave64: 32-36 SGPR
+/// spills on gfx90a / gfx940 (clang 15). Here a full chunk (every chunk but a row's last) needs no
+/// test at all, and the partial one is read by a run-time loop over just its units.
 template <scalar S>
-STRATA_HOST_DEVICE STRATA_FORCEINLINE std::uint32_t element_bits_at(const unsigned char* row, int c) {
-  constexpr int bits = row_format<S>::elem_bits;
-  if constexpr (bits == 32) return *reinterpret_cast<const std::uint32_t*>(row + 4 * c);
-  else if constexpr (bits == 16) return *reinterpret_cast<const std::uint16_t*>(row + 2 * c);
-  else if constexpr (bits == 8) return row[c];
-  else return (row[c / 2] >> ((c & 1) * 4)) & 0xFu;
+STRATA_HOST_DEVICE STRATA_FORCEINLINE vec16 load_chunk_unaligned(const unsigned char* row, int c, int dim) {
+  constexpr int bits = row_format<S>::elem_bits, E = row_format<S>::per_vec;
+  constexpr int unit = bits < 8 ? 8 : bits;  // bits per load: the element, or a byte of two int4 elements
+  constexpr int units = 128 / unit, per_word = 32 / unit;
+  // dim <= 2^20 (checked by the host entry), so byte offsets inside a row fit in 32 bits.
+  const unsigned char* at = row + c * 16;
+  const auto load_unit = [at](int u) -> std::uint32_t {
+    if constexpr (unit == 32) return reinterpret_cast<const std::uint32_t*>(at)[u];
+    else if constexpr (unit == 16) return reinterpret_cast<const std::uint16_t*>(at)[u];
+    else return at[u];
+  };
+  vec16 v{{0u, 0u, 0u, 0u}};
+  const int left = dim - c * E;  // elements of the row in this chunk, >= 1
+  if (left >= E) {
+    STRATA_UNROLL
+    for (int u = 0; u < units; ++u) v.w[u / per_word] |= load_unit(u) << ((u % per_word) * unit);
+  } else {
+    // The units that hold the chunk's `left` elements; for int4 with `left` odd the last byte's high
+    // nibble is not an element, but the byte is still inside the row's ceil(dim / 2) payload bytes.
+    // Highest unit first: after n shifts unit 0 is in the low bits, units from n on are zero.
+    const int n = (left * bits + unit - 1) / unit;
+    STRATA_NO_UNROLL
+    for (int u = n - 1; u >= 0; --u) v = shift_in<unit>(v, load_unit(u));
+  }
+  return v;
 }
 
 /// Scale and bias of a quantized row (stored after the payload, possibly unaligned: read by bytes).
