@@ -39,6 +39,15 @@ TEST_CASE("gemm sm80 tf32 and int8", "[gemm]") {
   }
 }
 
+TEST_CASE("gemm fp32 FMA tile of the CUDA entry (configs::fma_sm80) as sm80", "[gemm]") {
+  // What strata::gemm runs for fp32 without options.tf32 in a CUDA build: 64 x 64 x 4, 2 x 2 warps.
+  using E = ep::chain<ep::alpha_beta<float>, ep::bias_col<float>, ep::relu, ep::convert_to<float>>;
+  using KF = cfg::fma<arch::sm80, float, E, cfg::fma_sm80>;
+  for (const auto& c : shapes()) check<KF, true>(c);
+  check<KF, true>({.m = 70, .n = 130, .k = 9, .b = sg::layout::col_major, .beta = 1.f, .splits = 2, .seed = 45});
+  check<KF, true>({.m = 67, .n = 129, .k = 41, .beta = 0.5f, .stream_k = 3, .seed = 46});
+}
+
 TEST_CASE("gemm sm90a fp8 e4m3 / e5m2 (mma.sync m16n8k32) -> bf16", "[gemm]") {
   using E = ep::chain<ep::alpha_beta<bf16>, ep::convert_to<bf16>>;
   using K4 = cfg::sm80<arch::sm90a, strata::f8_e4m3, E, cfg::sm80_skinny>;

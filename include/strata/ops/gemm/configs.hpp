@@ -8,7 +8,8 @@
 //   fma family (any target, the host emulator included): scalar FMA, one output row per lane.
 //
 // Shapes are not tuned on hardware yet (no GPU measured, see docs/gemm.md); they were chosen to fit
-// the register file without spills (test/compile/gemm_kernels.cu) and to keep warp tiles square.
+// the register file without spills (test/compile/gemm_entry_kernels.cu for CUDA, gemm_cdna_kernels.cu for
+// HIP) and to keep warp tiles square.
 #pragma once
 
 #include <cstdint>
@@ -32,6 +33,10 @@ inline constexpr shape cdna_large_f32{128, 128, 16, 2, 2, 2};  // fp32 32x32x2 a
 inline constexpr shape fma_default{64, 32, 8, 2, 1, 2};    // warp tile 32 x 32 (warp 32)
 inline constexpr shape fma_skinny{32, 32, 8, 1, 1, 2};     // M <= 32 (32 x 64 x 8, 1 x 2 warps spilled on sm_80)
 inline constexpr shape fma_wave64{64, 32, 8, 1, 1, 2};     // warp tile 64 x 32 (wave64)
+// CUDA's fp32 FMA tile: warp tile 32 x 32 over K = 4. Each lane holds a copy of the K x N broadcast
+// B fragment; with fma_default's K = 8 (256 values) ptxas spilled it on sm_100a (812 bytes at 255
+// registers) and, wrapped in stream_k_kernel / grouped_kernel, everywhere (nvcc 13, 2026-12-02).
+inline constexpr shape fma_sm80{64, 64, 4, 2, 2, 2};
 
 // ---- atoms per input type ----------------------------------------------------------------------
 template <class T>

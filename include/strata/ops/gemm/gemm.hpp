@@ -175,7 +175,7 @@ void dispatch(int m, Fn&& fn, read_mode rm = {}) {
   } else {
     if constexpr (std::is_same_v<TA, float>) {
       // fp32 stays fp32 unless the caller opts into TF32 (10-bit mantissa), as cuBLAS and PyTorch do.
-      if (!rm.tf32) return fn(static_cast<configs::fma<arch::sm80, TA, E>*>(nullptr));
+      if (!rm.tf32) return fn(static_cast<configs::fma<arch::sm80, TA, E, configs::fma_sm80>*>(nullptr));
     }
     // Under stream-K the skinny tile spills (nvcc 13, sm_90a): stream-K takes the medium tile there.
     if (m <= 16 && !rm.stream_k) sm80_at_alignment<arch::sm80, TA, E, configs::sm80_skinny>(rm.rows16, fn);

@@ -62,6 +62,11 @@ struct grouped_kernel {
   using shared_storage = typename K::shared_storage;
   static constexpr int threads = K::threads;
   static constexpr int max_threads_per_block = K::max_threads_per_block;
+  // CUDA occupancy: the whole register file's share for 2 blocks of 128 threads (255 per thread), not
+  // gemm::kernel's 128-register cap. The per-problem params this kernel builds stay live through the
+  // mainloop: its 64 x 64 tensor-core tiles take 153-216 registers, and spill 8-116 bytes under the
+  // 128 cap and, for int8, 8 bytes under ptxas's own choice (nvcc 13, sm_80).
+  static constexpr int min_blocks_per_multiprocessor = threads >= 256 ? 0 : 65536 / (threads * 255);
   static constexpr const char* name = "strata::ops::gemm::grouped_kernel";
 
   struct params {

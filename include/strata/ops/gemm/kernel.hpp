@@ -166,6 +166,14 @@ struct kernel {
 
   static constexpr int threads = S.warps() * Target::warp_size;
   static constexpr int max_threads_per_block = threads;
+  /// CUDA occupancy request for blocks under 256 threads: registers per thread up to 128 (the
+  /// 64 Ki-register file of an sm80-, sm90- or sm100-class SM over blocks x threads). Given only the
+  /// block size, ptxas (nvcc 13) chose 96 registers for the tf32 64 x 64 tile and 80 for the fp32 FMA
+  /// tile and spilled 8 and 16 bytes under them; named, it allocates 107 and 128 without spills. The
+  /// 256-thread tiles state none: they hold 64 accumulators per thread and take 212-255 registers,
+  /// which a 128 cap would spill. HIP and the emulator ignore it.
+  static constexpr int register_budget = 128;
+  static constexpr int min_blocks_per_multiprocessor = threads >= 256 ? 0 : 65536 / (threads * register_budget);
   static constexpr int warp_m = S.tile_m / S.warps_m, warp_n = S.tile_n / S.warps_n;
   using warp_tile = mma::warp_tile<Atom, warp_m, warp_n, S.tile_k>;
 

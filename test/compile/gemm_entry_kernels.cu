@@ -1,0 +1,62 @@
+// test/compile/gemm_entry_kernels.cu -- every GEMM kernel the CUDA host entry ships, compiled for
+// sm_80, sm_90a and sm_100a: this file instantiates the entry itself (strata::gemm, and the grouped
+// entry for each input type), so the set checked is exactly the set a CUDA build launches: for each
+// dtype pair the skinny, medium and large tiles at element and 16-byte row alignment, their stream-K
+// forms, the split-K reduction, the fp32 FMA kernel (fp32 without options.tf32) and the grouped forms.
+// fp8 (STRATA_GEMM_FP8, sm90a+ tensor cores) is in on sm_90a and sm_100a. No kernel may spill.
+//
+// The kernel count is exact, so that a change to the dispatch is seen here: 135 on sm_80, 148 on
+// sm_90a and sm_100a (fp8 adds 12 tiles and its own split-K reduction). The grouped fp32 entry also
+// compiles the grouped tf32 tiles, which it never launches (the tf32 choice is a run-time flag of
+// the shared dispatch). If a change to gemm.hpp's dispatch moves a count on purpose, update it from
+// the report.
+//
+// Before this check, ptxas (nvcc 13) spilled 8 bytes in the tf32 64 x 64 tiles and 16 in the fp32
+// FMA tile at 80-96 registers, with registers to spare; gemm::kernel, stream_k_kernel and
+// grouped_kernel now state their occupancy (min_blocks_per_multiprocessor, docs/design.md item 16).
+// The fp32 FMA tile also spilled on sm_100a (812 bytes at 255 registers) and, grouped or stream-K,
+// everywhere: each lane held the whole K x N broadcast B fragment (8 x 32 values); CUDA now runs
+// configs::fma_sm80 (K = 4).
+// This file replaces gemm_stream_k.cu (one stream-K configuration) and keeps its hallmarks.
+//
+// The HIP entry is compile-checked kernel by kernel in gemm_cdna_kernels.cu (compiling the whole HIP
+// entry for one gfx target takes 11 minutes with clang 15; docs/gemm.md).
+//
+// compile-targets sm_.*
+// compile-timeout 900
+// compile-flags sm_90a|sm_100a: -DSTRATA_GEMM_FP8
+// compile-expect-kernel-count sm_80: 135
+// compile-expect-kernel-count sm_90a|sm_100a: 148
+// compile-expect-code sm_.*: tensor-core MMA bf16 = mma\.sync\.aligned\.m16n8k16\.row\.col\.f32\.bf16\.bf16\.f32
+// compile-expect-code sm_.*: tensor-core MMA f16 = mma\.sync\.aligned\.m16n8k16\.row\.col\.f32\.f16\.f16\.f32
+// compile-expect-code sm_.*: tensor-core MMA tf32 = mma\.sync\.aligned\.m16n8k8\.row\.col\.f32\.tf32\.tf32\.f32
+// compile-expect-code sm_.*: tensor-core MMA int8 = mma\.sync\.aligned\.m16n8k32\.row\.col(\.satfinite)?\.s32\.s8\.s8\.s32
+// compile-expect-code sm_90a|sm_100a: tensor-core MMA e4m3 = mma\.sync\.aligned\.m16n8k32\.row\.col\.f32\.e4m3\.e4m3\.f32
+// compile-expect-code sm_90a|sm_100a: tensor-core MMA e5m2 = mma\.sync\.aligned\.m16n8k32\.row\.col\.f32\.e5m2\.e5m2\.f32
+// compile-expect-code sm_.*: fragments loaded with ldmatrix = ldmatrix\.sync\.aligned\.m8n8\.x4
+// compile-expect-code sm_.*: 16-byte asynchronous copies = cp\.async\.cg\.shared\.global[^\n]*16
+// compile-expect-code sm_.*: stream-K release of a partial at GPU scope = st\.release\.gpu
+// compile-expect-code sm_.*: stream-K acquire of a partial at GPU scope = ld\.acquire\.gpu
+#if !defined(__HIP__) && !defined(__HIPCC__)
+#include "strata/gemm.hpp"
+
+#ifndef STRATA_COMPILE_TARGET
+#error "compile with -DSTRATA_COMPILE_TARGET=<arch descriptor>, e.g. sm80 or sm90a"
+#endif
+
+namespace g = strata::ops::gemm;
+
+// Never called: only instantiated, so that every kernel the entries can launch is compiled.
+void strata_compile_gemm_entry(strata::stream& s, const g::matrix& a, const g::matrix& b, const g::matrix& c,
+                               const g::matrix& d, const g::options& o, g::layout l, strata::workspace w) {
+  strata::gemm(s, a, b, c, d, o);
+  g::run_grouped<float, float>(s, {}, l, l, l, 1.f, 0.f, w);
+  g::run_grouped<strata::f16, float>(s, {}, l, l, l, 1.f, 0.f, w);
+  g::run_grouped<strata::f16, strata::f16>(s, {}, l, l, l, 1.f, 0.f, w);
+  g::run_grouped<strata::f16, strata::bf16>(s, {}, l, l, l, 1.f, 0.f, w);
+  g::run_grouped<strata::bf16, float>(s, {}, l, l, l, 1.f, 0.f, w);
+  g::run_grouped<strata::bf16, strata::f16>(s, {}, l, l, l, 1.f, 0.f, w);
+  g::run_grouped<strata::bf16, strata::bf16>(s, {}, l, l, l, 1.f, 0.f, w);
+  g::run_grouped<std::int8_t, std::int32_t>(s, {}, l, l, l, 1.f, 0.f, w);
+}
+#endif
