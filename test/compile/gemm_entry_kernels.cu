@@ -23,7 +23,7 @@
 // entry for one gfx target takes 11 minutes with clang 15; docs/gemm.md).
 //
 // compile-targets sm_.*
-// compile-timeout 900
+// compile-timeout 1800
 // compile-flags sm_90a|sm_100a: -DSTRATA_GEMM_FP8
 // compile-expect-kernel-count sm_80: 135
 // compile-expect-kernel-count sm_90a|sm_100a: 148
