@@ -159,6 +159,8 @@ function(short_kernel_name mangled out_var)
     string(REGEX REPLACE "(strata::|ops::gemm::|ops::conv::|ops::|arch::|mma::|epilogue::|order::|detail::)" "" name "${name}")
     string(REGEX REPLACE "chain<alpha_beta<([A-Za-z0-9_:]+)>, bias_activation, convert_to<([A-Za-z0-9_:]+), \\(overflow\\)0> ?>"
            "entry_epilogue<\\2>" name "${name}")
+    string(REGEX REPLACE "chain<dequantize, alpha_beta<([A-Za-z0-9_:]+)>, bias_activation, convert_to<([A-Za-z0-9_:]+), \\(overflow\\)0> ?>"
+           "entry_epilogue_fp8<\\2>" name "${name}")
     string(REGEX REPLACE "group<\\(axis\\)0, 0>, " "" name "${name}")
   endif()
   set(${out_var} "${name}" PARENT_SCOPE)

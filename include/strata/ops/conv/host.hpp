@@ -278,7 +278,7 @@ void run(stream& s, const roles& r, const problem& pr, const tensor& a, const te
       const int n = Kind == kind::fprop ? pr.k : pr.c, k = Kind == kind::fprop ? pr.c : pr.k;
       const auto b_layout = Kind == kind::fprop ? gemm::layout::col_major : gemm::layout::row_major;
       const bool rows16 = gemm::detail::rows_aligned16(pa, lda, el) && gemm::detail::rows_aligned16(pb, pr.c, el);
-      gemm::detail::dispatch<TA, TD>(m, [&](auto* tag) {
+      gemm::detail::dispatch<gemm::detail::build_platform, TA, TD>(m, [&](auto* tag) {
         using G0 = std::remove_pointer_t<decltype(tag)>;
         using G = gemm::kernel<typename G0::target, typename G0::atom, G0::tiles, E, typename G0::order_type,
                                G0::align_bytes>;

@@ -17,15 +17,19 @@
 // share elements: batch_stride 0 is only for inputs), non-null pointers where elements exist,
 // elements aligned to their size, bias length n, D's memory range disjoint from A's and B's (C may
 // alias D only exactly: same pointer, ld, layout and batch stride), options.work 16-byte aligned,
-// and an output tile count that fits one grid. A combination the build's target has no units
-// for (fp8 without fp8 MMA) is strata::unsupported naming the operator.
+// fp8 scales only with fp8 inputs, and an output tile count that fits one grid. A combination the
+// build's target has no units for (fp8 without fp8 MMA) is strata::unsupported naming the operator.
+//
+// fp8 (e4m3 / e5m2 -> bf16, CUDA builds with STRATA_GEMM_FP8 for sm_90a+): options.a_scale and
+// options.b_scale dequantize the product, per tensor or per row of A / column of B, before alpha.
 //
 // Heuristic (documented in docs/gemm.md):
 //   host emulator  scalar FMA; tile 32 x 32 when M <= 32 (decode), else 64 x 32.
 //   sm80 class     M <= 16: 16 x 64 x 64 tile (skinny); M <= 128 or few tiles: 64 x 64 x 32; else
 //                  128 x 128 x 32 (2 x 4 warps), 3 stages; 16-byte cp.async when A's and B's pointers,
 //                  leading dimensions and batch strides are 16-byte multiples, else element-wise loads.
-//                  fp32: scalar FMA (64 x 32 tile) unless options.tf32 picks the tf32 mma.sync tiles.
+//                  fp32: scalar FMA (64 x 64 x 4 tile) unless options.tf32 picks the tf32 mma.sync tiles;
+//                  fp8 (STRATA_GEMM_FP8): the skinny tile as sm90a (medium under stream-K).
 //   CDNA           M <= 32: MFMA 16x16 with a 16 x 64 tile; else 32x32 with 128 x 128.
 //   split-K (parallel, needs options.workspace): when the output has fewer tiles than the device has
 //   units and K >= 8 tiles of K: splits = min(ceil(4 units / tiles), k_tiles / 4, 16); workspace_size()
@@ -40,6 +44,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "strata/ops/gemm/configs.hpp"
@@ -103,6 +108,14 @@ struct options {
   bool tf32 = false;         // fp32 inputs: multiply on TF32 tensor cores (10-bit mantissa, NVIDIA sm80+)
                              // instead of full fp32 FMA; ignored by other dtypes and other targets
   workspace work{};          // scratch for split-K and stream-K (workspace_size)
+  // fp8 inputs (e4m3 / e5m2) only: dequantization scales in device memory, applied to the product
+  // before alpha, D = act(alpha * (a_scale * b_scale * A B) + beta * C + bias). Null stands for 1.
+  // Device pointers, as cuBLASLt's, so scales computed on the GPU need no copy to the host. Every
+  // batch entry shares them.
+  const float* a_scale = nullptr;  // 1 float (per tensor), or M floats with a_scale_per_row
+  const float* b_scale = nullptr;  // 1 float (per tensor), or N floats with b_scale_per_col
+  bool a_scale_per_row = false;    // a_scale holds one scale per row of A (and of D)
+  bool b_scale_per_col = false;    // b_scale holds one scale per column of B (and of D)
 };
 
 namespace detail {
@@ -147,6 +160,27 @@ inline void check_matrix(const matrix& x, const char* name, int rows, int cols, 
   }
 }
 
+/// Whose configurations the entry picks (dispatch): the build backend's by default. Every
+/// configuration also runs on the host emulator as its own target, so tests run the CUDA and HIP
+/// choices there as well (test/gemm/entry_platform_test.cpp), fp8 with its scales included.
+enum class platform_kind { host, cuda, hip };
+template <platform_kind Kind, bool FP8 = false>
+struct platform {
+  static constexpr platform_kind kind = Kind;
+  static constexpr bool fp8 = FP8;  // fp8 tensor-core kernels are compiled (CUDA: STRATA_GEMM_FP8, sm90a+)
+};
+#if STRATA_BACKEND_CUDA
+#ifdef STRATA_GEMM_FP8
+using build_platform = platform<platform_kind::cuda, true>;
+#else
+using build_platform = platform<platform_kind::cuda>;
+#endif
+#elif STRATA_BACKEND_HIP
+using build_platform = platform<platform_kind::hip>;
+#else
+using build_platform = platform<platform_kind::host>;
+#endif
+
 /// How the entry may read A and B, beyond their element types.
 struct read_mode {
   bool rows16 = false;  // every row start of A and B (pointers, leading dimensions, batch strides) is 16-byte aligned
@@ -154,7 +188,6 @@ struct read_mode {
   bool stream_k = false;  // the kernel runs inside stream_k_kernel, whose fix-up state needs registers
 };
 
-#if STRATA_BACKEND_CUDA
 /// One sm80-family shape at the alignment the operands allow: 16-byte rows give cp.async of 16 bytes;
 /// anything else copies element-wise with plain loads (correct, much slower: docs/gemm.md).
 template <class Target, class TA, class E, shape S, class Fn>
@@ -162,56 +195,53 @@ void sm80_at_alignment(bool rows16, Fn&& fn) {
   if (rows16) fn(static_cast<configs::sm80<Target, TA, E, S, 16>*>(nullptr));
   else fn(static_cast<configs::sm80<Target, TA, E, S>*>(nullptr));
 }
-#endif
 
-// Picks the configuration for this build's backend and the shape; fn(kernel*) launches it.
-template <class TA, class TD, class Fn>
+// Picks platform P's configuration for the shape; fn(kernel*) launches it. Tf32 false: options.tf32
+// cannot reach this call (run_grouped), so the TF32 tiles are not even instantiated for it.
+template <class P, class TA, class TD, bool Tf32 = true, class Fn>
 void dispatch(int m, Fn&& fn, read_mode rm = {}) {
-  using E = entry_epilogue<TD>;
-#if STRATA_BACKEND_CUDA
-  if constexpr (std::is_same_v<TA, f8_e4m3> || std::is_same_v<TA, f8_e5m2>) {
-    if (rm.stream_k) sm80_at_alignment<arch::sm90a, TA, E, configs::sm80_medium>(rm.rows16, fn);
-    else sm80_at_alignment<arch::sm90a, TA, E, configs::sm80_skinny>(rm.rows16, fn);
-  } else {
-    if constexpr (std::is_same_v<TA, float>) {
-      // fp32 stays fp32 unless the caller opts into TF32 (10-bit mantissa), as cuBLAS and PyTorch do.
-      if (!rm.tf32) return fn(static_cast<configs::fma<arch::sm80, TA, E, configs::fma_sm80>*>(nullptr));
+  using E = entry_epilogue_for<TA, TD>;
+  if constexpr (P::kind == platform_kind::cuda) {
+    if constexpr (is_fp8<TA>) {
+      if (rm.stream_k) sm80_at_alignment<arch::sm90a, TA, E, configs::sm80_medium>(rm.rows16, fn);
+      else sm80_at_alignment<arch::sm90a, TA, E, configs::sm80_skinny>(rm.rows16, fn);
+    } else if constexpr (std::is_same_v<TA, float> && !Tf32) {
+      fn(static_cast<configs::fma<arch::sm80, TA, E, configs::fma_sm80>*>(nullptr));
+    } else {
+      if constexpr (std::is_same_v<TA, float>) {
+        // fp32 stays fp32 unless the caller opts into TF32 (10-bit mantissa), as cuBLAS and PyTorch do.
+        if (!rm.tf32) return fn(static_cast<configs::fma<arch::sm80, TA, E, configs::fma_sm80>*>(nullptr));
+      }
+      // Under stream-K the skinny tile spills (nvcc 13, sm_90a): stream-K takes the medium tile there.
+      if (m <= 16 && !rm.stream_k) sm80_at_alignment<arch::sm80, TA, E, configs::sm80_skinny>(rm.rows16, fn);
+      else if (m <= 128) sm80_at_alignment<arch::sm80, TA, E, configs::sm80_medium>(rm.rows16, fn);
+      else sm80_at_alignment<arch::sm80, TA, E, configs::sm80_large>(rm.rows16, fn);
     }
-    // Under stream-K the skinny tile spills (nvcc 13, sm_90a): stream-K takes the medium tile there.
-    if (m <= 16 && !rm.stream_k) sm80_at_alignment<arch::sm80, TA, E, configs::sm80_skinny>(rm.rows16, fn);
-    else if (m <= 128) sm80_at_alignment<arch::sm80, TA, E, configs::sm80_medium>(rm.rows16, fn);
-    else sm80_at_alignment<arch::sm80, TA, E, configs::sm80_large>(rm.rows16, fn);
+  } else if constexpr (P::kind == platform_kind::hip) {
+    // One MFMA descriptor per build (STRATA_GEMM_HIP_TARGET, default gfx942): the int8 instructions
+    // differ between CDNA2 and CDNA3, and a kernel is compiled for every offload arch of the build.
+    // fp32 runs on the f32 MFMA (full fp32 products). Rows are element-aligned (16-byte instantiations
+    // are not used on HIP yet: they would double the kernels compiled, unmeasured on AMD hardware).
+    // Under stream-K the 128 x 128 tile runs short of SGPRs (its fix-up state on top of the mainloop's),
+    // so stream-K takes the 64 x 64 tile, as CUDA's stream-K avoids its skinny tile.
+    using T = arch::STRATA_GEMM_HIP_TARGET;
+    if (rm.stream_k) fn(static_cast<kernel<T, typename configs::cdna_atom<T, TA, true>::type, configs::cdna_medium, E>*>(nullptr));
+    else if (m <= 32) fn(static_cast<configs::cdna<T, TA, E, false>*>(nullptr));
+    else fn(static_cast<configs::cdna<T, TA, E, true>*>(nullptr));
+  } else {
+    if (m <= 32) fn(static_cast<configs::fma<arch::host, TA, E, configs::fma_skinny>*>(nullptr));
+    else fn(static_cast<configs::fma<arch::host, TA, E>*>(nullptr));
   }
-#elif STRATA_BACKEND_HIP
-  // One MFMA descriptor per build (STRATA_GEMM_HIP_TARGET, default gfx942): the int8 instructions
-  // differ between CDNA2 and CDNA3, and a kernel is compiled for every offload arch of the build.
-  // fp32 runs on the f32 MFMA (full fp32 products). Rows are element-aligned (16-byte instantiations
-  // are not used on HIP yet: they would double the kernels compiled, unmeasured on AMD hardware).
-  // Under stream-K the 128 x 128 tile runs short of SGPRs (its fix-up state on top of the mainloop's),
-  // so stream-K takes the 64 x 64 tile, as CUDA's stream-K avoids its skinny tile.
-  using T = arch::STRATA_GEMM_HIP_TARGET;
-  if (rm.stream_k) fn(static_cast<kernel<T, typename configs::cdna_atom<T, TA, true>::type, configs::cdna_medium, E>*>(nullptr));
-  else if (m <= 32) fn(static_cast<configs::cdna<T, TA, E, false>*>(nullptr));
-  else fn(static_cast<configs::cdna<T, TA, E, true>*>(nullptr));
-#else
-  (void)rm;
-  if (m <= 32) fn(static_cast<configs::fma<arch::host, TA, E, configs::fma_skinny>*>(nullptr));
-  else fn(static_cast<configs::fma<arch::host, TA, E>*>(nullptr));
-#endif
 }
 
-/// Configurations the entry runs under stream-K (dispatch with read_mode::stream_k never picks the
-/// others): on CUDA the skinny tile spills inside stream_k_kernel, on HIP every tile but the 64 x 64
-/// one, so they are not even instantiated there.
-template <class K>
+/// Configurations platform P's entry runs under stream-K (dispatch with read_mode::stream_k never
+/// picks the others): on CUDA the skinny tile spills inside stream_k_kernel, on HIP every tile but the
+/// 64 x 64 one, so they are not even instantiated there.
+template <class P, class K>
 inline constexpr bool stream_k_shipped =
-#if STRATA_BACKEND_CUDA
-    !(K::tiles.tile_m == configs::sm80_skinny.tile_m && K::tiles.tile_n == configs::sm80_skinny.tile_n);
-#elif STRATA_BACKEND_HIP
-    K::tiles.tile_m == configs::cdna_medium.tile_m && K::tiles.tile_n == configs::cdna_medium.tile_n;
-#else
-    true;
-#endif
+    P::kind == platform_kind::cuda ? !(K::tiles.tile_m == configs::sm80_skinny.tile_m && K::tiles.tile_n == configs::sm80_skinny.tile_n)
+    : P::kind == platform_kind::hip ? K::tiles.tile_m == configs::cdna_medium.tile_m && K::tiles.tile_n == configs::cdna_medium.tile_n
+                                    : true;
 
 /// True when every row (or column) start of a matrix at `data` with leading dimension `ld` (and, over
 /// batch entries, `batch_stride`) elements of `elem_bytes` each is 16-byte aligned.
@@ -254,17 +284,22 @@ inline void check_aliasing(const matrix& a, const matrix& b, const matrix& c, co
   if (uses_work && reinterpret_cast<std::uintptr_t>(o.work.data) % 16 != 0) bad("options.work", "must be 16-byte aligned");
 }
 
-template <class TA, class TD>
+template <class P, class TA, class TD>
 void run(stream& s, const matrix& a, const matrix& b, const matrix& c, const matrix& d, const options& o, int units) {
   const int m = d.rows, n = d.cols, k = a.cols;
   const read_mode rm{.rows16 = rows_aligned16(a, o.batch) && rows_aligned16(b, o.batch), .tf32 = o.tf32, .stream_k = o.stream_k};
-  dispatch<TA, TD>(m, [&](auto* tag) {
+  dispatch<P, TA, TD>(m, [&](auto* tag) {
     using K = std::remove_pointer_t<decltype(tag)>;
     using E = typename K::epilogue_type;
     using Acc = typename K::acc_type;
     const epilogue::matrix_ref<TD> cref{static_cast<const TD*>(c.data), c.order == layout::row_major ? c.ld : 1,
                                         c.order == layout::row_major ? 1 : c.ld};
-    typename E::params ep = E::make_params({.alpha = o.alpha, .beta = o.beta, .c = cref}, {.bias = o.bias, .act = o.act}, {});
+    typename E::params ep;
+    if constexpr (is_fp8<TA>)
+      ep = E::make_params({.a = o.a_scale, .b = o.b_scale, .a_stride = o.a_scale_per_row ? 1 : 0, .b_stride = o.b_scale_per_col ? 1 : 0},
+                          {.alpha = o.alpha, .beta = o.beta, .c = cref}, {.bias = o.bias, .act = o.act}, {});
+    else
+      ep = E::make_params({.alpha = o.alpha, .beta = o.beta, .c = cref}, {.bias = o.bias, .act = o.act}, {});
     // C's batch entries move with D's (shift_epilogue uses D's stride): they must agree.
     if (o.beta != 0.f && o.batch > 1 && c.batch_stride != d.batch_stride)
       bad("c", "batch_stride must equal d's when beta != 0 (C is read at D's batch offsets)");
@@ -275,7 +310,7 @@ void run(stream& s, const matrix& a, const matrix& b, const matrix& c, const mat
       bad("d", "is " + std::to_string(m) + " x " + std::to_string(n) + ": " + std::to_string(tiles) +
                    " output tiles, more than one grid holds (2^31 - 1)");
     if (o.stream_k) {
-      if constexpr (!stream_k_shipped<K>) {
+      if constexpr (!stream_k_shipped<P, K>) {
         bad("options.stream_k", "internal: dispatch picked a configuration that has no stream-K form");
       } else {
       using SK = stream_k_kernel<K>;
@@ -358,54 +393,70 @@ inline std::size_t workspace_size(const matrix& d, const options& o) {
   return splits > 1 ? std::size_t(std::max(1, o.batch)) * splits * std::size_t(d.rows) * std::size_t(d.cols) * 4 : 0;
 }
 
-/// D = act(alpha * A * B + beta * C + bias) for each batch entry; C may alias D.
-inline void run(stream& s, const matrix& a, const matrix& b, const matrix& c, const matrix& d, const options& o = {}) {
-  using detail::bad;
+namespace detail {
+
+/// The entry as platform P runs it (validation, dtype dispatch, heuristic); run() is run_on<build_platform>.
+template <class P>
+void run_on(stream& s, const matrix& a, const matrix& b, const matrix& c, const matrix& d, const options& o) {
   if (o.batch < 1) bad("options.batch", "must be at least 1, got " + std::to_string(o.batch));
   if (o.batch > 65535) bad("options.batch", "must be at most 65535 (the grid's z extent), got " + std::to_string(o.batch));
   if (d.rows < 0 || d.cols < 0) bad("d", "has a negative extent (" + std::to_string(d.rows) + " x " + std::to_string(d.cols) + ")");
   if (a.cols < 0) bad("a", "has a negative extent (" + std::to_string(a.rows) + " x " + std::to_string(a.cols) + ")");
   const int m = d.rows, n = d.cols, k = a.cols;
-  detail::check_matrix(a, "a", m, k, o.batch);
-  detail::check_matrix(b, "b", k, n, o.batch);
-  detail::check_matrix(d, "d", m, n, o.batch);
-  if (o.beta != 0.f) detail::check_matrix(c, "c", m, n, o.batch);
+  check_matrix(a, "a", m, k, o.batch);
+  check_matrix(b, "b", k, n, o.batch);
+  check_matrix(d, "d", m, n, o.batch);
+  if (o.beta != 0.f) check_matrix(c, "c", m, n, o.batch);
   if (b.type != a.type) bad("b", std::string("has dtype ") + to_string(b.type) + ", A has " + to_string(a.type) + " (A and B must match)");
   if (o.beta != 0.f && c.type != d.type) bad("c", std::string("has dtype ") + to_string(c.type) + ", D has " + to_string(d.type) + " (C and D must match)");
   if (o.split_k < 0) bad("options.split_k", "must be 0 (automatic) or positive");
   if (o.stream_k_blocks < 0) bad("options.stream_k_blocks", "must be 0 (one per multiprocessor) or positive");
+  for (const auto& [ptr, name] : {std::pair{o.a_scale, "options.a_scale"}, std::pair{o.b_scale, "options.b_scale"}}) {
+    if (ptr && !fp8(a.type))
+      bad(name, std::string("applies to fp8 (e4m3 / e5m2) inputs only; A and B are ") + to_string(a.type));
+    if (reinterpret_cast<std::uintptr_t>(ptr) % alignof(float) != 0) bad(name, "is not aligned to a float (4 bytes)");
+  }
+  if (o.a_scale_per_row && !o.a_scale) bad("options.a_scale_per_row", "is set, but options.a_scale is a null pointer");
+  if (o.b_scale_per_col && !o.b_scale) bad("options.b_scale_per_col", "is set, but options.b_scale is a null pointer");
   const auto combo = [&] { return std::string(to_string(a.type)) + " -> " + to_string(d.type); };
-  const int units = detail::device_units();
+  const int units = device_units();
   switch (a.type) {
     case dtype::f32:
-      if (d.type == dtype::f32) return detail::run<float, float>(s, a, b, c, d, o, units);
+      if (d.type == dtype::f32) return run<P, float, float>(s, a, b, c, d, o, units);
       break;
     case dtype::f16:
     case dtype::bf16: {
       const bool h = a.type == dtype::f16;
-      if (d.type == dtype::f32) return h ? detail::run<f16, float>(s, a, b, c, d, o, units) : detail::run<bf16, float>(s, a, b, c, d, o, units);
-      if (d.type == dtype::f16) return h ? detail::run<f16, f16>(s, a, b, c, d, o, units) : detail::run<bf16, f16>(s, a, b, c, d, o, units);
-      if (d.type == dtype::bf16) return h ? detail::run<f16, bf16>(s, a, b, c, d, o, units) : detail::run<bf16, bf16>(s, a, b, c, d, o, units);
+      if (d.type == dtype::f32) return h ? run<P, f16, float>(s, a, b, c, d, o, units) : run<P, bf16, float>(s, a, b, c, d, o, units);
+      if (d.type == dtype::f16) return h ? run<P, f16, f16>(s, a, b, c, d, o, units) : run<P, bf16, f16>(s, a, b, c, d, o, units);
+      if (d.type == dtype::bf16) return h ? run<P, f16, bf16>(s, a, b, c, d, o, units) : run<P, bf16, bf16>(s, a, b, c, d, o, units);
       break;
     }
     case dtype::i8:
-      if (d.type == dtype::i32) return detail::run<std::int8_t, std::int32_t>(s, a, b, c, d, o, units);
+      if (d.type == dtype::i32) return run<P, std::int8_t, std::int32_t>(s, a, b, c, d, o, units);
       break;
     case dtype::e4m3:
     case dtype::e5m2:
-#if STRATA_BACKEND_CUDA && defined(STRATA_GEMM_FP8)
-      if (d.type == dtype::bf16)
-        return a.type == dtype::e4m3 ? detail::run<f8_e4m3, bf16>(s, a, b, c, d, o, units) : detail::run<f8_e5m2, bf16>(s, a, b, c, d, o, units);
-      break;
-#else
-      throw unsupported("strata::gemm: " + combo() + " needs fp8 matrix units (sm90a / sm100a mma.sync e4m3/e5m2, "
-                        "gfx942 FNUZ MFMA); this build's target has none. Use the template path "
-                        "(strata::ops::gemm::configs::sm80<arch::sm90a, f8_e4m3, ...>) in a CUDA build for sm90a+, "
-                        "or dequantize to bf16 first.");
-#endif
+      if constexpr (P::fp8) {
+        if (d.type == dtype::bf16)
+          return a.type == dtype::e4m3 ? run<P, f8_e4m3, bf16>(s, a, b, c, d, o, units) : run<P, f8_e5m2, bf16>(s, a, b, c, d, o, units);
+        break;
+      } else {
+        throw unsupported("strata::gemm: " + combo() + " needs fp8 matrix units, and this build compiles none: fp8 "
+                          "runs in a CUDA build for sm_90a / sm_100a with -DSTRATA_GEMM_FP8 (mma.sync e4m3 / e5m2). "
+                          "HIP builds do not take OCP fp8 yet (gfx942's MFMA reads the FNUZ encodings). "
+                          "Dequantize to bf16 first, or see docs/gemm.md.");
+      }
     case dtype::i32: break;
   }
   bad("d", "dtype combination " + combo() + " is not supported (see docs/gemm.md)");
+}
+
+}  // namespace detail
+
+/// D = act(alpha * A * B + beta * C + bias) for each batch entry; C may alias D.
+inline void run(stream& s, const matrix& a, const matrix& b, const matrix& c, const matrix& d, const options& o = {}) {
+  detail::run_on<detail::build_platform>(s, a, b, c, d, o);
 }
 
 }  // namespace strata::ops::gemm
@@ -452,7 +503,7 @@ void run_grouped(stream& s, std::vector<group_entry<TA, TA, TD>> problems, layou
   bool rows16 = true;
   for (const auto& e : problems)
     rows16 = rows16 && detail::rows_aligned16(e.a, e.lda, sizeof(TA)) && detail::rows_aligned16(e.b, e.ldb, sizeof(TA));
-  detail::dispatch<TA, TD>(max_m, [&](auto* tag) {
+  detail::dispatch<detail::build_platform, TA, TD, false>(max_m, [&](auto* tag) {
     using K = std::remove_pointer_t<decltype(tag)>;
     using G = grouped_kernel<K>;
     using E = typename K::epilogue_type;
