@@ -54,7 +54,8 @@ void fp8_entry_case(const fp8_case& c, dtype ta) {
   const bool a_vec = c.sc == scales::vector || c.sc == scales::a_only_vector, b_vec = c.sc == scales::vector;
   const bool has_a = c.sc != scales::none && c.sc != scales::b_only_tensor, has_b = c.sc != scales::none && c.sc != scales::a_only_vector;
   const auto hsa = random_scales(a_vec ? std::size_t(m) : 1, c.seed + 4), hsb = random_scales(b_vec ? std::size_t(n) : 1, c.seed + 5);
-  auto da = to_device(s, ha), db = to_device(s, hb), dd = to_device(s, hc);
+  auto da = to_device(s, ha), db = to_device(s, hb);  // one declaration per element type (clang)
+  auto dd = to_device(s, hc);
   auto dbias = to_device(s, hbias), dsa = to_device(s, hsa), dsb = to_device(s, hsb);
   const sg::matrix a{da.data(), m, k, lda, c.la, ta, (long long)sa}, b{db.data(), k, n, ldb, c.lb, ta, (long long)sb},
       d{dd.data(), m, n, ldd, layout::row_major, dtype::bf16, (long long)sd};
