@@ -202,15 +202,16 @@ template <class P, class TA, class TD, bool Tf32 = true, class Fn>
 void dispatch(int m, Fn&& fn, read_mode rm = {}) {
   using E = entry_epilogue_for<TA, TD>;
   if constexpr (P::kind == platform_kind::cuda) {
+    using fp32_fma = configs::fma<arch::sm80, TA, E, configs::fma_sm80>;
     if constexpr (is_fp8<TA>) {
       if (rm.stream_k) sm80_at_alignment<arch::sm90a, TA, E, configs::sm80_medium>(rm.rows16, fn);
       else sm80_at_alignment<arch::sm90a, TA, E, configs::sm80_skinny>(rm.rows16, fn);
     } else if constexpr (std::is_same_v<TA, float> && !Tf32) {
-      fn(static_cast<configs::fma<arch::sm80, TA, E, configs::fma_sm80>*>(nullptr));
+      fn(static_cast<fp32_fma*>(nullptr));
     } else {
       if constexpr (std::is_same_v<TA, float>) {
         // fp32 stays fp32 unless the caller opts into TF32 (10-bit mantissa), as cuBLAS and PyTorch do.
-        if (!rm.tf32) return fn(static_cast<configs::fma<arch::sm80, TA, E, configs::fma_sm80>*>(nullptr));
+        if (!rm.tf32) return fn(static_cast<fp32_fma*>(nullptr));
       }
       // Under stream-K the skinny tile spills (nvcc 13, sm_90a): stream-K takes the medium tile there.
       if (m <= 16 && !rm.stream_k) sm80_at_alignment<arch::sm80, TA, E, configs::sm80_skinny>(rm.rows16, fn);
