@@ -21,6 +21,14 @@
 // compile-expect-code gfx.*: int8 MFMA = v_mfma_i32_32x32x(8|16)_?i8
 // compile-expect-code gfx.*: f32 MFMA 32x32 = v_mfma_f32_32x32x2_?f32
 // compile-expect-code gfx.*: f32 MFMA 16x16 = v_mfma_f32_16x16x4_?f32
+// gfx942 (built as gfx940) also runs OCP fp8 -> bf16 on the fp8 MFMA, operands remapped to FNUZ
+// (mma/mfma_ocp_fp8.hpp) with the dequantization scales in the epilogue; gfx90a has no fp8 units.
+// Under stream-K fp8 takes the 16 x 64 tile: on the 64 x 64 one the scale pointers spilled 2 SGPRs.
+// compile-expect-kernels gfx940: gemm_e4m3_large_kernel gemm_e4m3_skinny_kernel gemm_e5m2_large_kernel
+// compile-expect-kernels gfx940: gemm_e5m2_skinny_kernel gemm_e4m3_stream_k_kernel gemm_fp8_reduce_kernel
+// compile-expect-code gfx940: fp8 MFMA 32x32 = v_mfma_f32_32x32x16_fp8_fp8
+// compile-expect-code gfx940: fp8 MFMA 16x16 = v_mfma_f32_16x16x32_fp8_fp8
+// compile-expect-code gfx940: bf8 MFMA 32x32 = v_mfma_f32_32x32x16_bf8_bf8
 #if defined(__HIP__) || defined(__HIPCC__)
 // Only the kernel templates: the host entry would compile every configuration it dispatches to.
 #include "strata/ops/gemm/configs.hpp"
@@ -64,10 +72,44 @@ struct gemm_bf16_grouped_kernel : g::grouped_kernel<cf::cdna<target, strata::bf1
 template <int>
 struct gemm_reduce_kernel : g::reduce_kernel<target, float, E<strata::bf16>> {};
 
+template <class TD>
+using E8 = g::detail::entry_epilogue_fp8<TD>;
+inline constexpr bool has_fp8 = strata::mma::cdna3_32x32x16_f32e4m3_ocp::available_on<target>;
+// The target as a type that depends on N: a base class that does not is instantiated where the
+// wrapper is defined, and these must not be on gfx90a.
+template <int N>
+using t8 = std::conditional_t<N == 0, target, target>;
+template <int N>
+struct gemm_e4m3_large_kernel : cf::cdna<t8<N>, strata::f8_e4m3, E8<strata::bf16>, true> {};
+template <int N>
+struct gemm_e4m3_skinny_kernel : cf::cdna<t8<N>, strata::f8_e4m3, E8<strata::bf16>, false> {};
+template <int N>
+struct gemm_e5m2_large_kernel : cf::cdna<t8<N>, strata::f8_e5m2, E8<strata::bf16>, true> {};
+template <int N>
+struct gemm_e5m2_skinny_kernel : cf::cdna<t8<N>, strata::f8_e5m2, E8<strata::bf16>, false> {};
+template <int N>
+struct gemm_e4m3_stream_k_kernel
+    : g::stream_k_kernel<cf::cdna<t8<N>, strata::f8_e4m3, E8<strata::bf16>, false>> {};  // the 64 x 64 tile spills 2 SGPRs
+template <int N>
+struct gemm_fp8_reduce_kernel : g::reduce_kernel<t8<N>, float, E8<strata::bf16>> {};
+
 template <class K>
 void launch_one(strata::stream& s) {
   const typename K::params p{};
   strata::launch(s, K::launch_shape_of(p), K{}, p);
+}
+/// The fp8 kernels, on targets that have fp8 MFMA only (a template, so that the discarded branch is
+/// not instantiated for gfx90a).
+template <int N>
+void launch_fp8(strata::stream& s) {
+  if constexpr (has_fp8) {
+    launch_one<gemm_e4m3_large_kernel<N>>(s);
+    launch_one<gemm_e4m3_skinny_kernel<N>>(s);
+    launch_one<gemm_e5m2_large_kernel<N>>(s);
+    launch_one<gemm_e5m2_skinny_kernel<N>>(s);
+    launch_one<gemm_e4m3_stream_k_kernel<N>>(s);
+    launch_one<gemm_fp8_reduce_kernel<N>>(s);
+  }
 }
 }  // namespace strata_test
 
@@ -84,5 +126,6 @@ void strata_compile_instantiate_gemm_cdna(strata::stream& s) {
   launch_one<gemm_bf16_stream_k_kernel<0>>(s);
   launch_one<gemm_bf16_grouped_kernel<0>>(s);
   launch_one<gemm_reduce_kernel<0>>(s);
+  launch_fp8<0>(s);
 }
 #endif

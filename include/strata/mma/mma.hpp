@@ -5,12 +5,14 @@
 //   fma.hpp         fma_atom<T, Acc, WarpSize>: scalar FMA, every target
 //   mma_sync.hpp    NVIDIA mma.sync m16n8k16 f16/bf16, m16n8k8 tf32, m16n8k32 s8 / e4m3 / e5m2
 //   mfma.hpp        AMD CDNA MFMA 32x32 / 16x16: f16, bf16, int8 (CDNA2 and CDNA3 forms), FNUZ fp8
+//   mfma_ocp_fp8.hpp  OCP fp8 (f8_e4m3 / f8_e5m2) on CDNA3's FNUZ MFMA: byte remap, products scaled by 4
 //   warp_tile.hpp   warp_tile<Atom, TileM, TileN, TileK>: fragments, loads, stores, the warp's product
 #pragma once
 
 #include "strata/mma/fma.hpp"
 #include "strata/mma/layout.hpp"
 #include "strata/mma/mfma.hpp"
+#include "strata/mma/mfma_ocp_fp8.hpp"
 #include "strata/mma/mma_op.hpp"
 #include "strata/mma/mma_sync.hpp"
 #include "strata/mma/warp_tile.hpp"

@@ -4,7 +4,7 @@
 //   sm80 family (sm80, and sm90a / sm100a until the Hopper issue): mma.sync m16n8k16 (f16, bf16),
 //     m16n8k8 tf32 (fp32 inputs), m16n8k32 s8 and e4m3 / e5m2 (sm90a, sm100a); cp.async multistage.
 //   cdna family (gfx90a, gfx942, wave64): MFMA 32x32x8 (large tiles) or 16x16x16 (skinny) for f16 and
-//     bf16; 32x32x2 / 16x16x4 f32 (full fp32); 32x32x8 i8 (gfx90a) / 32x32x16 i8 and FNUZ fp8 (gfx942).
+//     bf16; 32x32x2 / 16x16x4 f32 (full fp32); 32x32x8 i8 (gfx90a) / 32x32x16 i8 and fp8 (gfx942: FNUZ, and OCP through a byte remap).
 //   fma family (any target, the host emulator included): scalar FMA, one output row per lane.
 //
 // Shapes are not tuned on hardware yet (no GPU measured, see docs/gemm.md); they were chosen to fit
@@ -94,6 +94,16 @@ struct cdna_atom<Target, f8_e4m3_fnuz, Large> {
 template <class Target, bool Large>
 struct cdna_atom<Target, f8_e5m2_fnuz, Large> {
   using type = std::conditional_t<Large, mma::cdna3_32x32x16_f32e5m2, mma::cdna3_16x16x32_f32e5m2>;
+};
+// OCP fp8 (what frameworks store) on the same instructions: operand bytes remapped after each
+// fragment load, products scaled by 4 after the K loop (mma/mfma_ocp_fp8.hpp).
+template <class Target, bool Large>
+struct cdna_atom<Target, f8_e4m3, Large> {
+  using type = std::conditional_t<Large, mma::cdna3_32x32x16_f32e4m3_ocp, mma::cdna3_16x16x32_f32e4m3_ocp>;
+};
+template <class Target, bool Large>
+struct cdna_atom<Target, f8_e5m2, Large> {
+  using type = std::conditional_t<Large, mma::cdna3_32x32x16_f32e5m2_ocp, mma::cdna3_16x16x32_f32e5m2_ocp>;
 };
 
 /// Accumulator of the scalar-FMA path: int32 for 8-bit integers, float otherwise.

@@ -361,8 +361,19 @@ struct kernel {
         warp_tile::template load_b<mma::edges::inside>(ctx, fb, sb, 0, wn * warp_n);
       }
       if constexpr (detail::is_tf32<Atom>) round_tf32(fa, fb);
+      if constexpr (mma::has_operand_prepare<Atom>) prepare(fa, fb);
       warp_tile::mma(ctx, fa, fb, acc);
       pipe.consumer_release();
+    }
+    // An atom that multiplies rescaled operands (OCP fp8 on CDNA3: halved) is rescaled here, once,
+    // so partials, fix-ups and the epilogue all see A * B itself. A power of two: exact.
+    if constexpr (requires { Atom::product_scale; }) {
+      STRATA_UNROLL
+      for (int i = 0; i < warp_tile::atoms_m; ++i)
+        STRATA_UNROLL
+        for (int j = 0; j < warp_tile::atoms_n; ++j)
+          STRATA_UNROLL
+          for (int v = 0; v < Atom::c_values; ++v) acc.f[i][j].v[v] *= acc_type(Atom::product_scale);
     }
   }
 
@@ -484,6 +495,18 @@ struct kernel {
   }
 
   // tf32: round to nearest (cvt.rna) rather than let the tensor core truncate the low mantissa bits.
+  /// The atom's operand rewrite after each fragment load (mma::has_operand_prepare).
+  STRATA_HOST_DEVICE static void prepare(typename warp_tile::a_fragments& fa, typename warp_tile::b_fragments& fb) {
+    STRATA_UNROLL
+    for (auto& row : fa.f)
+      STRATA_UNROLL
+      for (auto& f : row) Atom::prepare(f);
+    STRATA_UNROLL
+    for (auto& row : fb.f)
+      STRATA_UNROLL
+      for (auto& f : row) Atom::prepare(f);
+  }
+
   STRATA_HOST_DEVICE static void round_tf32(typename warp_tile::a_fragments& fa, typename warp_tile::b_fragments& fb) {
     for (auto& row : fa.f)
       for (auto& f : row)
