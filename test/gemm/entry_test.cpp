@@ -1,5 +1,6 @@
 // The host entry strata::gemm(stream, a, b, c, d, options): every dtype combination it takes on this
-// build, validation errors naming the argument, fp8 as strata::unsupported, split-K through a workspace.
+// build (fp8 included: the emulator has the units), validation errors naming the argument, split-K
+// through a workspace.
 #include "support.hpp"
 
 using namespace strata_test;
@@ -80,7 +81,7 @@ TEST_CASE("strata::gemm: stream-K through the host entry", "[gemm][stream-k]") {
   CHECK_THROWS_WITH(strata::gemm(s, a, a, a, a, o), Catch::Matchers::Contains("options.stream_k_blocks"));
 }
 
-TEST_CASE("strata::gemm: validation names the argument; fp8 is unsupported here", "[gemm]") {
+TEST_CASE("strata::gemm: validation names the argument", "[gemm]") {
   strata::stream s;
   strata::device_buffer<float> buf(64);
   const sg::matrix a{buf.data(), 4, 4, 4, layout::row_major, dtype::f32}, d{buf.data(), 4, 4, 4, layout::row_major, dtype::f32};
@@ -108,14 +109,10 @@ TEST_CASE("strata::gemm: validation names the argument; fp8 is unsupported here"
   auto null_a = a;
   null_a.data = nullptr;
   CHECK_THAT(msg(null_a, a, d), Catch::Contains("argument 'a' is a null pointer"));
-  auto f8 = a;
-  f8.type = dtype::e4m3;
-  auto bf = d;
-  bf.type = dtype::bf16;
-  try {
-    strata::gemm(s, f8, f8, bf, bf, {});
-    FAIL("fp8 on the host target must be strata::unsupported");
-  } catch (const strata::unsupported& e) {
-    CHECK_THAT(std::string(e.what()), Catch::Contains("strata::gemm: e4m3 -> bf16 needs fp8 matrix units"));
-  }
+}
+
+TEST_CASE("strata::gemm: fp8 on the host emulator", "[gemm][fp8]") {
+  using strata::bf16;
+  entry_case<strata::f8_e4m3, bf16>(13, 21, 40, layout::row_major, layout::col_major, dtype::e4m3, dtype::bf16, 0.5f, 2, 1, true, 11);
+  entry_case<strata::f8_e5m2, bf16>(40, 9, 17, layout::col_major, layout::row_major, dtype::e5m2, dtype::bf16, 0.f, 1, 3, false, 12);
 }

@@ -20,17 +20,19 @@
 // fp8 scales only with fp8 inputs, and an output tile count that fits one grid. A combination the
 // build's target has no units for (fp8 without fp8 MMA) is strata::unsupported naming the operator.
 //
-// fp8 (e4m3 / e5m2 -> bf16, CUDA builds with STRATA_GEMM_FP8 for sm_90a+): options.a_scale and
-// options.b_scale dequantize the product, per tensor or per row of A / column of B, before alpha.
+// fp8 (e4m3 / e5m2 -> bf16; CUDA builds with STRATA_GEMM_FP8 for sm_90a+, HIP builds for gfx942, the
+// host emulator): options.a_scale and options.b_scale dequantize the product, per tensor or per row
+// of A / column of B, before alpha.
 //
 // Heuristic (documented in docs/gemm.md):
-//   host emulator  scalar FMA; tile 32 x 32 when M <= 32 (decode), else 64 x 32.
+//   host emulator  scalar FMA (fp8 included); tile 32 x 32 when M <= 32 (decode), else 64 x 32.
 //   sm80 class     M <= 16: 16 x 64 x 64 tile (skinny); M <= 128 or few tiles: 64 x 64 x 32; else
 //                  128 x 128 x 32 (2 x 4 warps), 3 stages; 16-byte cp.async when A's and B's pointers,
 //                  leading dimensions and batch strides are 16-byte multiples, else element-wise loads.
 //                  fp32: scalar FMA (64 x 64 x 4 tile) unless options.tf32 picks the tf32 mma.sync tiles;
 //                  fp8 (STRATA_GEMM_FP8): the skinny tile as sm90a (medium under stream-K).
-//   CDNA           M <= 32: MFMA 16x16 with a 16 x 64 tile; else 32x32 with 128 x 128.
+//   CDNA           M <= 32: MFMA 16x16 with a 16 x 64 tile; else 32x32 with 128 x 128. fp8 (gfx942):
+//                  the same tiles on the fp8 MFMA, OCP bytes remapped to FNUZ after each fragment load.
 //   split-K (parallel, needs options.workspace): when the output has fewer tiles than the device has
 //   units and K >= 8 tiles of K: splits = min(ceil(4 units / tiles), k_tiles / 4, 16); workspace_size()
 //   says how many bytes. Without a workspace, one split.
@@ -176,9 +178,14 @@ using build_platform = platform<platform_kind::cuda, true>;
 using build_platform = platform<platform_kind::cuda>;
 #endif
 #elif STRATA_BACKEND_HIP
-using build_platform = platform<platform_kind::hip>;
+// fp8 where the build's MFMA descriptor has the fp8 instructions (gfx942; OCP inputs go through the
+// byte remap of mma/mfma_ocp_fp8.hpp). gfx90a has none; gfx950 reads OCP directly and is not wired yet.
+using build_platform =
+    platform<platform_kind::hip, mma::cdna3_32x32x16_f32e4m3_ocp::available_on<arch::STRATA_GEMM_HIP_TARGET>>;
 #else
-using build_platform = platform<platform_kind::host>;
+// The emulator has every unit: fp8 runs on its scalar-FMA tiles (exact products in fp32), so fp8 code
+// can be written and checked without a GPU.
+using build_platform = platform<platform_kind::host, true>;
 #endif
 
 /// How the entry may read A and B, beyond their element types.
@@ -224,10 +231,14 @@ void dispatch(int m, Fn&& fn, read_mode rm = {}) {
     // fp32 runs on the f32 MFMA (full fp32 products). Rows are element-aligned (16-byte instantiations
     // are not used on HIP yet: they would double the kernels compiled, unmeasured on AMD hardware).
     // Under stream-K the 128 x 128 tile runs short of SGPRs (its fix-up state on top of the mainloop's),
-    // so stream-K takes the 64 x 64 tile, as CUDA's stream-K avoids its skinny tile.
+    // so stream-K takes the 64 x 64 tile, as CUDA's stream-K avoids its skinny tile; fp8's scale
+    // pointers cost two more SGPRs than that tile has left (clang 15, gfx940), so fp8 under stream-K
+    // takes the 16 x 64 tile.
     using T = arch::STRATA_GEMM_HIP_TARGET;
-    if (rm.stream_k) fn(static_cast<kernel<T, typename configs::cdna_atom<T, TA, true>::type, configs::cdna_medium, E>*>(nullptr));
-    else if (m <= 32) fn(static_cast<configs::cdna<T, TA, E, false>*>(nullptr));
+    if (rm.stream_k) {
+      if constexpr (is_fp8<TA>) fn(static_cast<configs::cdna<T, TA, E, false>*>(nullptr));
+      else fn(static_cast<kernel<T, typename configs::cdna_atom<T, TA, true>::type, configs::cdna_medium, E>*>(nullptr));
+    } else if (m <= 32) fn(static_cast<configs::cdna<T, TA, E, false>*>(nullptr));
     else fn(static_cast<configs::cdna<T, TA, E, true>*>(nullptr));
   } else {
     if (m <= 32) fn(static_cast<configs::fma<arch::host, TA, E, configs::fma_skinny>*>(nullptr));
@@ -237,12 +248,14 @@ void dispatch(int m, Fn&& fn, read_mode rm = {}) {
 
 /// Configurations platform P's entry runs under stream-K (dispatch with read_mode::stream_k never
 /// picks the others): on CUDA the skinny tile spills inside stream_k_kernel, on HIP every tile but the
-/// 64 x 64 one, so they are not even instantiated there.
+/// 64 x 64 one (fp8: but the 16 x 64 one), so they are not even instantiated there.
 template <class P, class K>
 inline constexpr bool stream_k_shipped =
     P::kind == platform_kind::cuda ? !(K::tiles.tile_m == configs::sm80_skinny.tile_m && K::tiles.tile_n == configs::sm80_skinny.tile_n)
-    : P::kind == platform_kind::hip ? K::tiles.tile_m == configs::cdna_medium.tile_m && K::tiles.tile_n == configs::cdna_medium.tile_n
-                                    : true;
+    : P::kind == platform_kind::hip
+        ? (is_fp8<typename K::ta> ? K::tiles.tile_m == configs::cdna_skinny.tile_m && K::tiles.tile_n == configs::cdna_skinny.tile_n
+                                  : K::tiles.tile_m == configs::cdna_medium.tile_m && K::tiles.tile_n == configs::cdna_medium.tile_n)
+        : true;
 
 /// True when every row (or column) start of a matrix at `data` with leading dimension `ld` (and, over
 /// batch entries, `batch_stride`) elements of `elem_bytes` each is 16-byte aligned.
@@ -379,6 +392,14 @@ inline int device_units() {
 
 inline bool fp8(dtype t) { return t == dtype::e4m3 || t == dtype::e5m2; }
 
+/// fp8 inputs on a build whose target has no fp8 matrix units: an error, never a slow path.
+[[noreturn]] inline void fp8_unsupported(const std::string& combo) {
+  throw unsupported("strata::gemm: " + combo + " needs fp8 matrix units, and this build compiles none: fp8 "
+                    "runs in a CUDA build for sm_90a / sm_100a with -DSTRATA_GEMM_FP8 (mma.sync e4m3 / e5m2), in "
+                    "a HIP build for gfx942 (MFMA fp8), and on the host emulator. Dequantize to bf16 first, or "
+                    "see docs/gemm.md.");
+}
+
 }  // namespace detail
 
 /// Bytes of workspace a call with these arguments uses for split-K or stream-K (0 when it needs none).
@@ -443,10 +464,7 @@ void run_on(stream& s, const matrix& a, const matrix& b, const matrix& c, const 
           return a.type == dtype::e4m3 ? run<P, f8_e4m3, bf16>(s, a, b, c, d, o, units) : run<P, f8_e5m2, bf16>(s, a, b, c, d, o, units);
         break;
       } else {
-        throw unsupported("strata::gemm: " + combo() + " needs fp8 matrix units, and this build compiles none: fp8 "
-                          "runs in a CUDA build for sm_90a / sm_100a with -DSTRATA_GEMM_FP8 (mma.sync e4m3 / e5m2). "
-                          "HIP builds do not take OCP fp8 yet (gfx942's MFMA reads the FNUZ encodings). "
-                          "Dequantize to bf16 first, or see docs/gemm.md.");
+        fp8_unsupported(combo());
       }
     case dtype::i32: break;
   }
