@@ -98,24 +98,15 @@ struct cdna3_ocp_fp8 : detail::mfma_layout<MN, 8> {
   STRATA_HOST_DEVICE static constexpr float widen_a(const OCP& x) { return static_cast<float>(fnuz::from_bits(x.bits())); }
   STRATA_HOST_DEVICE static constexpr float widen_b(const OCP& x) { return static_cast<float>(fnuz::from_bits(x.bits())); }
 
+  /// The FNUZ instruction itself, on the prepared bytes (the same registers, retyped).
   STRATA_DEVICE static void device_mma(const a_fragment& a, const b_fragment& b, const c_fragment& c, c_fragment& d) {
-#if STRATA_HIP_DEVICE_PASS
-    using namespace detail;
-    const long ra = static_cast<long>(reg64(a, 0)), rb = static_cast<long>(reg64(b, 0));
-    if constexpr (is_e4m3) {
-      if constexpr (MN == 32)
-        from_vector(__builtin_amdgcn_mfma_f32_32x32x16_fp8_fp8(ra, rb, to_vector<mfma_float16>(c), 0, 0, 0), d);
-      else
-        from_vector(__builtin_amdgcn_mfma_f32_16x16x32_fp8_fp8(ra, rb, to_vector<mfma_float4>(c), 0, 0, 0), d);
-    } else {
-      if constexpr (MN == 32)
-        from_vector(__builtin_amdgcn_mfma_f32_32x32x16_bf8_bf8(ra, rb, to_vector<mfma_float16>(c), 0, 0, 0), d);
-      else
-        from_vector(__builtin_amdgcn_mfma_f32_16x16x32_bf8_bf8(ra, rb, to_vector<mfma_float4>(c), 0, 0, 0), d);
-    }
-#else
-    (void)a, (void)b, (void)c, (void)d;
-#endif
+    typename hardware::a_fragment fa;
+    typename hardware::b_fragment fb;
+    STRATA_UNROLL
+    for (int i = 0; i < base::a_values; ++i) fa.v[i] = fnuz::from_bits(a.v[i].bits());
+    STRATA_UNROLL
+    for (int i = 0; i < base::b_values; ++i) fb.v[i] = fnuz::from_bits(b.v[i].bits());
+    hardware::device_mma(fa, fb, c, d);
   }
 };
 
