@@ -74,6 +74,10 @@ struct backward_dkdv_kernel {
   static constexpr int BM = 16;
   static constexpr int threads = 128;
   static constexpr int max_threads_per_block = threads;
+  // Up to 255 registers (CUDA; docs/design.md item 16): given only the thread count, ptxas aimed at
+  // 56-64 and spilled 20-120 bytes in every configuration; at 128 the fp32 ones still spilled (they
+  // take 154 with the unrolled dot products). nvcc 13, sm_80.
+  static constexpr int min_blocks_per_multiprocessor = 65536 / (threads * 255);
   static_assert(BN > 0, "attention backward: no key tile of this head dim fits the target's shared memory");
 
   struct shared_storage {
