@@ -25,7 +25,7 @@
 // of A / column of B, before alpha.
 //
 // Heuristic (documented in docs/gemm.md):
-//   host emulator  scalar FMA (fp8 included); tile 32 x 32 when M <= 32 (decode), else 64 x 32.
+//   host emulator  scalar FMA; tile 32 x 32 when M <= 32 (decode), else 64 x 32; fp8 always 64 x 32.
 //   sm80 class     M <= 16: 16 x 64 x 64 tile (skinny); M <= 128 or few tiles: 64 x 64 x 32; else
 //                  128 x 128 x 32 (2 x 4 warps), 3 stages; 16-byte cp.async when A's and B's pointers,
 //                  leading dimensions and batch strides are 16-byte multiples, else element-wise loads.
@@ -241,7 +241,10 @@ void dispatch(int m, Fn&& fn, read_mode rm = {}) {
     } else if (m <= 32) fn(static_cast<configs::cdna<T, TA, E, false>*>(nullptr));
     else fn(static_cast<configs::cdna<T, TA, E, true>*>(nullptr));
   } else {
-    if (m <= 32) fn(static_cast<configs::fma<arch::host, TA, E, configs::fma_skinny>*>(nullptr));
+    // fp8 takes one tile: the emulator has no decode speed to win, and every translation unit that
+    // calls strata::gemm compiles the host entry's kernels (CI compile time).
+    if constexpr (is_fp8<TA>) fn(static_cast<configs::fma<arch::host, TA, E>*>(nullptr));
+    else if (m <= 32) fn(static_cast<configs::fma<arch::host, TA, E, configs::fma_skinny>*>(nullptr));
     else fn(static_cast<configs::fma<arch::host, TA, E>*>(nullptr));
   }
 }
