@@ -494,7 +494,6 @@ struct kernel {
     }
   }
 
-  // tf32: round to nearest (cvt.rna) rather than let the tensor core truncate the low mantissa bits.
   /// The atom's operand rewrite after each fragment load (mma::has_operand_prepare).
   STRATA_HOST_DEVICE static void prepare(typename warp_tile::a_fragments& fa, typename warp_tile::b_fragments& fb) {
     STRATA_UNROLL
@@ -507,6 +506,7 @@ struct kernel {
       for (auto& f : row) Atom::prepare(f);
   }
 
+  // tf32: round to nearest (cvt.rna) rather than let the tensor core truncate the low mantissa bits.
   STRATA_HOST_DEVICE static void round_tf32(typename warp_tile::a_fragments& fa, typename warp_tile::b_fragments& fb) {
     for (auto& row : fa.f)
       for (auto& f : row)
