@@ -107,6 +107,96 @@ TEST_CASE("a fragment load promised inside its matrix is checked on the emulator
   CHECK_THAT(run(31, 16), Contains("load_a<edges::inside>") && Contains("outside the 31 x 16 matrix"));
 }
 
+namespace {
+// edges::rows: a tile of whole columns whose last rows may fall past the matrix (an attention Q tile
+// and O tile). The kernel loads A's fragments and writes each lane's values to `a_seen`, and stores an
+// accumulator whose every element names its own (row, col) into C.
+struct rows_params {
+  mma::matrix_ref<const strata::f16> a;
+  float* a_seen;  // [lane][fragment][value]
+  mma::matrix_ref<float> c;
+};
+template <class Tile>
+struct rows_kernel {
+  using target = arch::gfx942;
+  static constexpr const char* name = "rows_kernel";
+  static constexpr int threads = 64;
+  template <class Ctx>
+  STRATA_HOST_DEVICE void operator()(Ctx& ctx, const rows_params& p) const {
+    using atom = typename Tile::atom;
+    const int lane = ctx.lane().index();
+    typename Tile::a_fragments fa;
+    Tile::template load_a<mma::edges::rows>(ctx, fa, p.a, 0, 0);
+    int n = 0;
+    for (int i = 0; i < Tile::atoms_m; ++i)
+      for (int kk = 0; kk < Tile::atoms_k; ++kk)
+        for (int v = 0; v < atom::a_values; ++v, ++n)
+          p.a_seen[(lane * Tile::atoms_m * Tile::atoms_k * atom::a_values) + n] = static_cast<float>(fa.f[i][kk].v[v]);
+    typename Tile::accumulator acc;
+    for (int i = 0; i < Tile::atoms_m; ++i)
+      for (int j = 0; j < Tile::atoms_n; ++j)
+        for (int v = 0; v < atom::c_values; ++v) {
+          const auto x = atom::c_coord(lane, v);
+          acc.f[i][j].v[v] = static_cast<float>((i * atom::M + x.row) * 1000 + j * atom::N + x.col);
+        }
+    Tile::template store_c<mma::edges::rows>(ctx, acc, p.c, 0, 0);
+  }
+};
+}  // namespace
+
+TEST_CASE("edges::rows: rows past the matrix read as zero and are not stored; columns are promised", "[mma][tile]") {
+  using atom = mma::cdna_16x16x16_f32f16;
+  using tile = mma::warp_tile<atom, 32, 16, 16>;  // 2 x 1 atoms: rows 16..31 are the second atom
+  constexpr int values = tile::atoms_m * tile::atoms_k * atom::a_values;
+  // rows: the matrix's rows (the tile has 32); cols: its columns (the tile has 16)
+  const auto run = [](int rows, int cols, std::vector<float>* seen, std::vector<float>* c_out) {
+    strata::stream s;
+    const auto a = random_elements<strata::f16>(std::size_t(rows) * cols, 241);
+    auto da = to_device(s, a);
+    auto dseen = poisoned<float>(s, std::size_t(64) * values, NAN);
+    // C has 32 rows of storage; the matrix_ref shows only `rows`: the others are a guard zone.
+    auto dc = poisoned<float>(s, std::size_t(32) * cols, -7.f);
+    const rows_params p{{da.data(), rows, cols, cols, mma::major::row}, dseen.data(), {dc.data(), rows, cols, cols, mma::major::row}};
+    std::string what = "no error";
+    try {
+      strata::launch(s, {.grid = 1, .block = 64}, rows_kernel<tile>{}, p);
+      s.synchronize();
+    } catch (const strata::emulator_error& e) {
+      what = e.what();
+    }
+    if (seen) {
+      *seen = to_host(s, dseen);
+      *c_out = to_host(s, dc);
+      // What each lane must have read: A(r, c), or 0 past the last row.
+      for (int lane = 0; lane < 64; ++lane) {
+        int n = 0;
+        for (int i = 0; i < tile::atoms_m; ++i)
+          for (int kk = 0; kk < tile::atoms_k; ++kk)
+            for (int v = 0; v < atom::a_values; ++v, ++n) {
+              const auto x = atom::a_coord(lane, v);
+              const int r = i * atom::M + x.row, c = kk * atom::K + x.col;
+              const float want = r < rows ? static_cast<float>(a[std::size_t(r) * cols + c]) : 0.f;
+              INFO("lane " << lane << " value " << n << " = A(" << r << ", " << c << ")");
+              CHECK((*seen)[std::size_t(lane) * values + n] == want);
+            }
+      }
+      for (int r = 0; r < 32; ++r)
+        for (int c = 0; c < cols; ++c) {
+          INFO("C(" << r << ", " << c << ")");
+          CHECK((*c_out)[std::size_t(r) * cols + c] == (r < rows ? static_cast<float>(r * 1000 + c) : -7.f));
+        }
+    }
+    return what;
+  };
+  std::vector<float> seen, c;
+  CHECK(run(32, 16, &seen, &c) == "no error");
+  CHECK(run(21, 16, &seen, &c) == "no error");  // a partial tile: 11 rows past the end
+  CHECK(run(0, 16, &seen, &c) == "no error");   // no rows at all
+  using Catch::Matchers::Contains;
+  // A column past the promise: the load or the store reports it, whichever lane gets there first.
+  CHECK_THAT(run(32, 15, nullptr, nullptr), Contains("<edges::rows>: element") && Contains("outside the 32 x 15 matrix"));
+}
+
 TEST_CASE("warp tile with the scalar FMA atom on odd sizes", "[mma][tile][fma]") {
   check_tile<arch::host, mma::warp_tile<mma::fma_atom<float, float, 32>, 32, 4, 4>>(37, 11, 13, row, col, 221);
   check_tile<arch::gfx90a, mma::warp_tile<mma::fma_atom<float, float, 64>, 64, 2, 2>, 1>(70, 5, 7, col, row, 222);

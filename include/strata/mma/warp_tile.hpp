@@ -35,6 +35,10 @@ enum class edges {
               // where each per-element predicate is a lane mask the compiler keeps in scalar registers
               // for the whole K loop (the MFMA GEMM kernels ran out of SGPRs that way); the emulator
               // still tests each element and reports a broken promise as a kernel bug
+  rows,       // only the row may fall outside (a partial tile of whole rows, e.g. the last query rows
+              // of an attention tile): one row test per element, the column is promised inside (and
+              // checked by the emulator) -- a column test per element cost the MFMA attention forward
+              // a live lane mask per fragment column, in SGPRs, up to the epilogue
 };
 
 /// A rows x cols matrix in memory (global or shared): element (r, c) at data[r * ld + c] when
@@ -131,19 +135,31 @@ struct warp_tile {
   template <edges Edges, class Ctx, class T>
   STRATA_HOST_DEVICE STRATA_FORCEINLINE static std::remove_cv_t<T> read(Ctx& ctx, const matrix_ref<T>& M, int r, int c,
                                                                         const char* what) {
-    if constexpr (Edges == edges::inside) {
-      if constexpr (Ctx::emulated) {
-        if (!M.contains(r, c))
-          kernel_bug(ctx.emulated_thread(), std::string("warp_tile::") + what + "<edges::inside>: element (" +
-                                                std::to_string(r) + ", " + std::to_string(c) + ") is outside the " +
-                                                std::to_string(M.rows) + " x " + std::to_string(M.cols) + " matrix");
-      }
+    if constexpr (Edges == edges::inside || Edges == edges::rows) {
+      if constexpr (Ctx::emulated) check_promise<Edges>(ctx, M, r, c, what);
       (void)what;
+      if constexpr (Edges == edges::rows) return row_inside(M, r) ? M(r, c) : detail::zero_of<std::remove_cv_t<T>>();
       return M(r, c);
     } else {
       (void)ctx, (void)what;
       return M.contains(r, c) ? M(r, c) : detail::zero_of<std::remove_cv_t<T>>();
     }
+  }
+
+  template <class T>
+  STRATA_HOST_DEVICE STRATA_FORCEINLINE static bool row_inside(const matrix_ref<T>& M, int r) {
+    return static_cast<unsigned>(r) < static_cast<unsigned>(M.rows);
+  }
+
+  /// The emulator's check of an edges::inside / edges::rows promise: a broken one is a kernel bug.
+  template <edges Edges, class Ctx, class T>
+  static void check_promise(Ctx& ctx, const matrix_ref<T>& M, int r, int c, const char* what) {
+    const bool broken = Edges == edges::inside ? !M.contains(r, c) : (c < 0 || c >= M.cols);
+    if (broken)
+      kernel_bug(ctx.emulated_thread(), std::string("warp_tile::") + what +
+                                            (Edges == edges::inside ? "<edges::inside>: element (" : "<edges::rows>: element (") +
+                                            std::to_string(r) + ", " + std::to_string(c) + ") is outside the " +
+                                            std::to_string(M.rows) + " x " + std::to_string(M.cols) + " matrix");
   }
 
   /// acc += A * B over the warp tile: atoms_m * atoms_n * atoms_k atom executions.
@@ -189,14 +205,9 @@ struct warp_tile {
         for (int v = 0; v < Atom::c_values; ++v) {
           const coord x = Atom::c_coord(lane, v);
           const int r = m0 + i * Atom::M + x.row, c = n0 + j * Atom::N + x.col;
-          if constexpr (Edges == edges::inside) {
-            if constexpr (Ctx::emulated) {
-              if (!C.contains(r, c))
-                kernel_bug(ctx.emulated_thread(), "warp_tile::store_c<edges::inside>: element (" + std::to_string(r) +
-                                                      ", " + std::to_string(c) + ") is outside the " +
-                                                      std::to_string(C.rows) + " x " + std::to_string(C.cols) + " matrix");
-            }
-            C(r, c) = static_cast<T>(acc.f[i][j].v[v]);
+          if constexpr (Edges == edges::inside || Edges == edges::rows) {
+            if constexpr (Ctx::emulated) check_promise<Edges>(ctx, C, r, c, "store_c");
+            if (Edges == edges::inside || row_inside(C, r)) C(r, c) = static_cast<T>(acc.f[i][j].v[v]);
           } else if (C.contains(r, c)) {
             C(r, c) = static_cast<T>(acc.f[i][j].v[v]);
           }
