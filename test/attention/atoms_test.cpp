@@ -13,6 +13,12 @@ TEST_CASE("attention forward on sm80 (mma.sync, cp.async)", "[attention]") {
   check<bf16, 128, 128, sm80>({.batch = 2, .heads = 2, .heads_k = 1, .sq = 1, .sk = 130});
   check<f16, 192, 128, sm80>({.batch = 1, .heads = 2, .heads_k = 2, .sq = 17, .sk = 40, .bhsd = true});
   check<float, 32, 32, sm80>({.batch = 1, .heads = 2, .heads_k = 1, .sq = 33, .sk = 20});  // fp32: FMA atom
+  // Wide head dims: Q staged in shared memory, P V in 64-column slices of V.
+  check<bf16, 192, 192, sm80>({.batch = 1, .heads = 2, .heads_k = 1, .sq = 19, .sk = 45});
+  A::options cw;
+  cw.causal = true, cw.window_left = 20;
+  check<f16, 256, 256, sm80>({.batch = 2, .heads = 2, .heads_k = 2, .sq = 70, .sk = 66, .opt = cw});
+  check<bf16, 256, 256, strata::arch::sm100a>({.batch = 1, .heads = 1, .heads_k = 1, .sq = 3, .sk = 40, .varlen = false});
 }
 
 TEST_CASE("attention forward on gfx942 (MFMA, wave64, 8 chiplets)", "[attention]") {
@@ -20,4 +26,13 @@ TEST_CASE("attention forward on gfx942 (MFMA, wave64, 8 chiplets)", "[attention]
   w.window_left = 7, w.window_right = 2;
   check<bf16, 64, 64, gfx942>({.batch = 2, .heads = 4, .heads_k = 1, .sq = 35, .sk = 50, .opt = w});
   check<f16, 96, 96, gfx942>({.batch = 1, .heads = 3, .heads_k = 3, .sq = 21, .sk = 19, .varlen = false});
+  A::options br;
+  br.causal = true, br.align = A::alignment::top_left;
+  check<bf16, 256, 256, gfx942>({.batch = 1, .heads = 2, .heads_k = 2, .sq = 18, .sk = 33, .opt = br});
+  check<f16, 192, 128, gfx942>({.batch = 2, .heads = 2, .heads_k = 1, .sq = 5, .sk = 23, .bhsd = true});
+}
+
+TEST_CASE("attention forward on gfx90a (MFMA, wave64, one die)", "[attention]") {
+  check<f16, 128, 128, strata::arch::gfx90a>({.batch = 1, .heads = 2, .heads_k = 1, .sq = 37, .sk = 29});
+  check<bf16, 32, 32, strata::arch::gfx90a>({.batch = 2, .heads = 1, .heads_k = 1, .sq = 1, .sk = 70});
 }

@@ -10,7 +10,7 @@ using host = strata::arch::host;
 
 namespace {
 
-template <class E, int D>
+template <class E, int D, class Target = host>
 struct decode_case {
   int B = 2, H = 4, HK = 2, SQ = 3, S = 100, s_new = 2, page = 16;
   std::vector<int> lens{37, 60};
@@ -61,7 +61,7 @@ struct decode_case {
     opt.causal = causal;
     opt.lse = dlse.data();
     strata::device_buffer<unsigned char> ws(std::max<std::size_t>(1, strata::attention_decode_workspace_size(tq, D, splits)));
-    strata::attention_decode<host>(s, tq, tk, tv, to, dec, opt, {ws.data(), ws.size()});
+    strata::attention_decode<Target>(s, tq, tk, tv, to, dec, opt, {ws.data(), ws.size()});
     strata::copy_to_host(s, o.data(), dout.data(), o.size());
     strata::copy_to_host(s, lse.data(), dlse.data(), lse.size());
     s.synchronize();
@@ -122,6 +122,10 @@ TEST_CASE("attention decode: split-KV, append, paged == dense", "[attention]") {
   decode_case<f16, 64>{}.test(true);
   decode_case<float, 32>{.SQ = 1, .page = 32}.test(false);
   decode_case<bf16, 128>{.B = 2, .H = 2, .HK = 1, .SQ = 16, .S = 80, .s_new = 1, .page = 16, .lens = {0, 79}}.test(true);
+  // sm80 at head dim 256: Q staged in shared memory and O in 64-column slices, split-KV partials too.
+  decode_case<bf16, 256, strata::arch::sm80>{.B = 1, .H = 2, .HK = 1, .SQ = 5, .S = 70, .lens = {41}}.test(true);
+  // gfx942 (MFMA, wave64): the decode path of the AMD forward.
+  decode_case<f16, 64, strata::arch::gfx942>{.B = 2, .H = 2, .HK = 2, .SQ = 2, .S = 50, .lens = {17, 33}}.test(false);
 }
 
 TEST_CASE("attention validation names the argument", "[attention]") {

@@ -5,16 +5,18 @@
 // build's host entry throws strata::unsupported for is listed in docs/attention.md with the spills
 // that keep it out. Registers per configuration: docs/attention.md, "Compile report".
 //
-// NVIDIA: mma.sync m16n8k16 fp16 / bf16 for head dims 32, 64, 96, 128 and 192/128; FMA fp32 head dim 32.
-// AMD: the forward is not shipped yet (clang 15 spills 170..470 SGPRs in every MFMA configuration and
-// VGPRs in the FMA ones); only the decode helpers are built there, so there is no v_mfma hallmark.
+// fp16 / bf16 head dims 32 .. 256 and 192/128 on every target: mma.sync m16n8k16 on NVIDIA (192 and
+// 256 with Q staged in shared memory), MFMA 16x16x16 on AMD; and FMA fp32 head dim 32 on NVIDIA.
 //
-// compile-expect-kernels sm_.*: attn_fwd_f16_d32 attn_fwd_f16_d64 attn_fwd_f16_d96 attn_fwd_f16_d128
-// compile-expect-kernels sm_.*: attn_fwd_bf16_d32 attn_fwd_bf16_d64 attn_fwd_bf16_d96 attn_fwd_bf16_d128
-// compile-expect-kernels sm_.*: attn_fwd_f16_d192_128 attn_fwd_bf16_d192_128 attn_fwd_f32_d32
+// compile-expect-kernels sm_.*|gfx.*: attn_fwd_f16_d32 attn_fwd_f16_d64 attn_fwd_f16_d96 attn_fwd_f16_d128
+// compile-expect-kernels sm_.*|gfx.*: attn_fwd_bf16_d32 attn_fwd_bf16_d64 attn_fwd_bf16_d96 attn_fwd_bf16_d128
+// compile-expect-kernels sm_.*|gfx.*: attn_fwd_f16_d192_128 attn_fwd_bf16_d192_128
+// compile-expect-kernels sm_.*|gfx.*: attn_fwd_f16_d192 attn_fwd_bf16_d192 attn_fwd_f16_d256 attn_fwd_bf16_d256
+// compile-expect-kernels sm_.*: attn_fwd_f32_d32
 // compile-expect-kernels sm_.*|gfx.*: attn_combine_f16 attn_combine_bf16 attn_append_f16 attn_append_bf16
 // compile-expect-code sm_.*: tensor-core MMA = mma\.sync\.aligned\.m16n8k16
 // compile-expect-code sm_.*: async global->shared copies = cp\.async
+// compile-expect-code gfx.*: matrix cores = v_mfma_f32_16x16x16
 #include <type_traits>
 
 #include "strata/attention.hpp"
@@ -28,7 +30,8 @@
   X(f16_d32, f16, 32, 32) X(f16_d64, f16, 64, 64) X(f16_d96, f16, 96, 96) X(f16_d128, f16, 128, 128)     \
   X(f16_d192_128, f16, 192, 128) X(bf16_d32, bf16, 32, 32) X(bf16_d64, bf16, 64, 64)                     \
   X(bf16_d96, bf16, 96, 96) X(bf16_d128, bf16, 128, 128) X(bf16_d192_128, bf16, 192, 128)                \
-  X(f32_d32, float, 32, 32)
+  X(f16_d192, f16, 192, 192) X(bf16_d192, bf16, 192, 192) X(f16_d256, f16, 256, 256)                     \
+  X(bf16_d256, bf16, 256, 256) X(f32_d32, float, 32, 32)
 
 namespace strata_test {
 using target = strata::arch::STRATA_COMPILE_TARGET;

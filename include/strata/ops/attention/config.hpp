@@ -19,6 +19,8 @@ struct kernel_config {
   int block_n = 0;  // keys per K/V tile; 0: no configuration fits this target
   int warps = 4;
   int stages = 2;
+  bool q_in_shared = false;  // Q tile staged in shared memory and read per key tile, instead of held in
+                             // registers for the whole loop (wide head dims: frees D / 4 registers)
   friend constexpr bool operator==(const kernel_config&, const kernel_config&) = default;
 };
 
@@ -59,10 +61,10 @@ using atom_for = typename detail::atom_choice<Target, Elem>::type;
 
 /// Shared bytes of one configuration (must match forward_kernel::shared_storage).
 template <class Elem>
-constexpr std::size_t shared_bytes(int block_m, int block_n, int stages, int d, int dv) {
+constexpr std::size_t shared_bytes(int block_m, int block_n, int stages, int d, int dv, bool q_in_shared = false) {
   const std::size_t e = sizeof(Elem);
   return static_cast<std::size_t>(stages) * block_n * (d + dv) * e + static_cast<std::size_t>(block_m) * block_n * (4 + e) +
-         3 * 4 * static_cast<std::size_t>(block_m) + 256;
+         3 * 4 * static_cast<std::size_t>(block_m) + (q_in_shared ? static_cast<std::size_t>(block_m) * d * e : 0) + 256;
 }
 
 /// The default configuration of (target, element, head dims): the widest K/V tile that fits.
@@ -73,32 +75,44 @@ constexpr kernel_config default_config() {
   const int block_m = warps * A::M;
   // sm_90a / sm_100a: ptxas (13.0) spills a few bytes with 64-key tiles (16-bit D 64..192); 32 keys
   // do not, except on sm_100a for D >= 128, which needs 16 (test/compile/attention_kernels.cu).
+  // MFMA with a V head dim of 192 or more: clang 15 spills 2 VGPRs on gfx90a (bf16 192) with 32 keys;
+  // 16 do not (the 256 ones get 16 anyway from the 64 KiB of LDS).
   const bool sm100 = std::is_same_v<Target, arch::sm100a>;
-  const int cap = sm100 && D >= 128 ? 16 : (sm100 || std::is_same_v<Target, arch::sm90a>) ? 32 : 64;
+  const bool wide_mfma = Target::vendor_id == arch::vendor::amd && Dv >= 192;
+  const int cap = (sm100 && D >= 128) || wide_mfma ? 16 : (sm100 || std::is_same_v<Target, arch::sm90a>) ? 32 : 64;
+  // mma.sync with both head dims 192 or more: the Q fragments (D / 4 registers per thread) and the O
+  // accumulator (Dv / 2) do not both fit 255 registers (ptxas spilled 48-430 B at 256, and at 192 on
+  // sm_100a), so Q is staged in shared memory and its fragments are read per key tile, and P V runs in
+  // 64-column slices of V (forward.hpp, o_parts).
+  const bool q_in_shared =
+      Target::atoms.has(arch::atom_family::mma_sync_f16) && sizeof(Elem) == 2 && D >= 192 && Dv >= 192;
   for (int bn : {64, 32, 16, 8}) {
     if (bn > cap) continue;
     if (bn % A::N != 0 || bn % A::K != 0) continue;
-    if (shared_bytes<Elem>(block_m, bn, 2, D, Dv) <= Target::shared_memory_per_block) return {bn, warps, 2};
+    if (shared_bytes<Elem>(block_m, bn, 2, D, Dv, q_in_shared) <= Target::shared_memory_per_block) return {bn, warps, 2, q_in_shared};
   }
-  return {0, warps, 2};
+  return {0, warps, 2, q_in_shared};
 }
 
 /// Whether (target, element, head dims) is shipped for a GPU build: compiled by the compile check
-/// (test/compile/attention_kernels.cu) without register spills. On a CUDA or HIP build the host
-/// entries throw strata::unsupported for the others; the emulator runs every configuration that fits.
-///   NVIDIA (mma.sync): fp16 / bf16 head dims 32, 64, 96, 128 and 192/128; fp32 (FMA) head dim 32.
-///     Not shipped: 16-bit 192, 256, 512 and fp32 >= 64 -- the Q fragments and the O accumulator of
-///     one warp's 16 rows exceed 255 registers (ptxas spills 24..14k bytes); needs Dv split across warps.
-///   AMD (MFMA): none yet -- clang 15 spills 170..470 SGPRs in every forward configuration.
+/// (test/compile/attention_kernels.cu) without register spills or scratch. On a CUDA or HIP build the
+/// host entries throw strata::unsupported for the others; the emulator runs every configuration that fits.
+///   NVIDIA (mma.sync): fp16 / bf16 head dims 32, 64, 96, 128, 192/128, 192 and 256 (the last two
+///     with Q in shared memory); fp32 (FMA) head dim 32. Not shipped: 16-bit 512 (the O accumulator
+///     of one warp's 16 rows alone is 256 registers: needs Dv split across warps) and fp32 >= 64.
+///   AMD (MFMA 16x16x16, gfx90a and gfx942, the targets the compile check builds): fp16 / bf16 head
+///     dims 32 .. 256 and 192/128. 512 does not fit 64 KiB of LDS; fp32 (FMA) spills VGPRs to scratch.
 template <class Target, class Elem, int D, int Dv>
 constexpr bool shipped() {
   if (default_config<Target, Elem, D, Dv>().block_n == 0) return false;
-  if constexpr (Target::vendor_id != arch::vendor::nvidia) {
-    return false;
-  } else if constexpr (std::is_same_v<Elem, float>) {
-    return D == 32 && Dv == 32;
+  if constexpr (std::is_same_v<Elem, float>) {
+    return Target::vendor_id == arch::vendor::nvidia && D == 32 && Dv == 32;
+  } else if constexpr (Target::vendor_id == arch::vendor::nvidia) {
+    return (D == Dv && D <= 256) || (D == 192 && Dv == 128);
+  } else if constexpr (std::is_same_v<Target, arch::gfx90a> || std::is_same_v<Target, arch::gfx942>) {
+    return (D == Dv && D <= 256) || (D == 192 && Dv == 128);
   } else {
-    return (D == Dv && D <= 128) || (D == 192 && Dv == 128);
+    return false;
   }
 }
 

@@ -2,7 +2,9 @@
 // algorithm: online softmax over K/V tiles, never materializing the S x S score matrix).
 //
 // One block computes block_m query rows of one (batch, head) against one range of key tiles:
-//   Q      each warp loads its atom-M rows into A fragments once (registers, the whole loop)
+//   Q      each warp loads its atom-M rows into A fragments once (registers, the whole loop); with
+//          Cfg.q_in_shared (wide head dims on mma.sync) the block's Q tile is staged in shared memory
+//          with the first K/V tile and each fragment is read from there per key tile
 //   K, V   streamed tile by tile through strata::pipeline (cp.async on sm80+, loads elsewhere), in
 //          16-row chunks, so that a chunk never crosses a page of a paged cache
 //   S      S = Q K^T with the atom (warp_tile over the K stage read column-major = K^T), written to
@@ -111,6 +113,7 @@ struct forward_kernel {
   static constexpr int lanes_per_row = warp_size / WM;
   static constexpr int chunk = BN < 16 ? BN : 16;    // rows per copy: never crosses a 16-multiple page
   static constexpr int max_threads_per_block = Cfg.warps * warp_size;
+  static constexpr bool q_in_shared = Cfg.q_in_shared;
 
   // Preconditions, in words.
   static_assert(BN > 0, "attention: no K/V tile of this head dim fits the target's shared memory (see "
@@ -124,18 +127,24 @@ struct forward_kernel {
                 "attention: head dims must be whole 16-byte vectors");
 
   using s_tile = mma::warp_tile<atom, WM, BN, atom::K>;  // S = Q K^T, one K step at a time
-  using o_tile = mma::warp_tile<atom, WM, Dv, atom::K>;  // O += P V, one K step at a time
+  // O += P V, one K step at a time, in o_parts column slices of the warp's rows: with Q staged in
+  // shared memory (wide head dims), V's fragments are loaded 64 columns at a time, not all Dv at once.
+  static constexpr int o_parts = q_in_shared && Dv % 64 == 0 ? Dv / 64 : 1;
+  static constexpr int o_cols = Dv / o_parts;
+  using o_tile = mma::warp_tile<atom, WM, o_cols, atom::K>;
   using k_copy = copy::tile_copy<Elem, chunk, D, 16>;
   using v_copy = copy::tile_copy<Elem, chunk, Dv, 16>;
+  using q_copy = copy::tile_copy<Elem, BM, D, 16>;
 
   struct shared_storage {
     alignas(16) Elem k[stages][BN * D];   // (stage, BN, D)
     alignas(16) Elem v[stages][BN * Dv];  // (stage, BN, Dv)
     alignas(16) float s[BM * BN];         // (BM, BN) scores, then masked logits
     alignas(16) Elem p[BM * BN];          // (BM, BN) probabilities
+    alignas(16) Elem q[q_in_shared ? BM * D : 16 / sizeof(Elem)];  // (BM, D) when Q is staged here
     float alpha[BM], l[BM], m[BM];        // per row: rescale factor, final sum and max
   };
-  static_assert(sizeof(shared_storage) <= shared_bytes<Elem>(BM, BN, stages, D, Dv));
+  static_assert(sizeof(shared_storage) <= shared_bytes<Elem>(BM, BN, stages, D, Dv, q_in_shared));
 
   ScoreMod score_mod{};
   MaskMod mask_mod{};
@@ -183,12 +192,15 @@ struct forward_kernel {
     }
     const int tiles = t_hi - t_lo;
 
-    // ---- Q fragments: this warp's WM rows, all of D, kept in registers --------------------------
+    // ---- Q fragments: this warp's WM rows, all of D, kept in registers (or, q_in_shared, the
+    // block's BM rows staged in shared memory with the first K/V tile and read per key tile) --------
     const Elem* qb = static_cast<const Elem*>(p.q) + b * p.q_bs + static_cast<long long>(sq.q0) * p.q_rs + h * p.q_hs;
-    const mma::matrix_ref<const Elem> qm{qb + static_cast<long long>(wm0) * p.q_rs, detail::imax(sq.sq - wm0, 0), D, p.q_rs};
-    typename s_tile::a_fragments qf[D / atom::K];
-    STRATA_UNROLL
-    for (int kk = 0; kk < D / atom::K; ++kk) s_tile::load_a(ctx, qf[kk], qm, 0, kk * atom::K);
+    typename s_tile::a_fragments qf[q_in_shared ? 1 : D / atom::K];
+    if constexpr (!q_in_shared) {
+      const mma::matrix_ref<const Elem> qm{qb + static_cast<long long>(wm0) * p.q_rs, detail::imax(sq.sq - wm0, 0), D, p.q_rs};
+      STRATA_UNROLL
+      for (int kk = 0; kk < D / atom::K; ++kk) s_tile::template load_a<mma::edges::rows>(ctx, qf[kk], qm, 0, kk * atom::K);
+    }
 
     // ---- K/V addressing: contiguous (dense or packed) or paged ----------------------------------
     const Elem* kbase = static_cast<const Elem*>(p.k);
@@ -227,13 +239,25 @@ struct forward_kernel {
       l_run = 1.f;
     }
     const float slope = p.alibi ? p.alibi[h] : 0.f;
+    // This row's visible keys [j_lo, j_hi): the sequence's end and the window, folded once into two
+    // per-lane values (a row past the sequence sees none). The softmax loop then keeps these two
+    // instead of five uniform values live: 5-10 fewer SGPRs in the MFMA kernels (gfx90a has 104).
+    const long long qpos = static_cast<long long>(qi) + sq.off;  // the row's diagonal key
+    int j_lo = 0, j_hi = qi < sq.sq ? sq.sk : 0;
+    if (p.window_right >= 0) j_hi = static_cast<int>(qpos + p.window_right + 1 < j_hi ? qpos + p.window_right + 1 : j_hi);
+    if (p.window_left >= 0) j_lo = static_cast<int>(qpos - p.window_left > 0 ? qpos - p.window_left : 0);
     const float drop_scale = p.dropout_p > 0.f ? 1.f / (1.f - p.dropout_p) : 1.f;
 
-    typename o_tile::accumulator acc;
-    acc.fill(0.f);
+    typename o_tile::accumulator acc[o_parts];
+    STRATA_UNROLL
+    for (int op = 0; op < o_parts; ++op) acc[op].fill(0.f);
 
     for (int s = 0; s < stages - 1; ++s) {
       const int st = pipe.producer_acquire();
+      // Q rides with the first K/V tile: the first consumer_wait covers both. Rows past the sequence
+      // are zero-filled, so the fragment loads below need no bounds test.
+      if (q_in_shared && s == 0 && tiles > 0)
+        pipe.template copy_tile<q_copy>(sm.q, D, qb + static_cast<long long>(m0) * p.q_rs, p.q_rs, detail::imin(BM, sq.sq - m0), D);
       if (s < tiles) load_tile(st, t_lo + s);
       pipe.producer_commit();
     }
@@ -256,7 +280,13 @@ struct forward_kernel {
       for (int kk = 0; kk < D / atom::K; ++kk) {
         typename s_tile::b_fragments kf;
         s_tile::template load_b<mma::edges::inside>(ctx, kf, kt, kk * atom::K, 0);
-        s_tile::mma(ctx, qf[kk], kf, sacc);
+        if constexpr (q_in_shared) {
+          const mma::matrix_ref<const Elem> qs{sm.q + w * WM * D, WM, D, D};
+          s_tile::template load_a<mma::edges::inside>(ctx, qf[0], qs, 0, kk * atom::K);
+          s_tile::mma(ctx, qf[0], kf, sacc);
+        } else {
+          s_tile::mma(ctx, qf[kk], kf, sacc);
+        }
       }
       const mma::matrix_ref<float> sw{sm.s + w * WM * BN, WM, BN, BN};
       s_tile::template store_c<mma::edges::inside>(ctx, sacc, sw, 0, 0);
@@ -271,14 +301,11 @@ struct forward_kernel {
         float x = srow[c] * p.scale;
         if (p.softcap > 0.f) x = p.softcap * ::tanhf(x / p.softcap);
         if (p.alibi) {
-          const int dist = qi + sq.off - j;
+          const long long dist = qpos - j;
           x -= slope * static_cast<float>(dist < 0 ? -dist : dist);
         }
         x = score_mod(x, b, h, qi, j);
-        bool keep = j < sq.sk && qi < sq.sq;
-        if (p.window_right >= 0) keep = keep && j <= qi + sq.off + p.window_right;
-        if (p.window_left >= 0) keep = keep && j >= qi + sq.off - p.window_left;
-        keep = keep && mask_mod(b, h, qi, j);
+        const bool keep = j >= j_lo && j < j_hi && mask_mod(b, h, qi, j);
         x = keep ? x : detail::neg_inf();
         srow[c] = x;
         mx = x > mx ? x : mx;
@@ -307,16 +334,20 @@ struct forward_kernel {
       warp.sync();
 
       // O = alpha O + P V.
-      rescale(ctx, acc, sm.alpha + w * WM);
+      STRATA_UNROLL
+      for (int op = 0; op < o_parts; ++op) rescale(ctx, acc[op], sm.alpha + w * WM);
       const mma::matrix_ref<const Elem> pm{sm.p + w * WM * BN, WM, BN, BN};
       const mma::matrix_ref<const Elem> vm{sm.v[st], BN, Dv, Dv};
       STRATA_UNROLL
       for (int kk = 0; kk < BN / atom::K; ++kk) {
         typename o_tile::a_fragments pf;
-        typename o_tile::b_fragments vf;
         o_tile::template load_a<mma::edges::inside>(ctx, pf, pm, 0, kk * atom::K);
-        o_tile::template load_b<mma::edges::inside>(ctx, vf, vm, kk * atom::K, 0);
-        o_tile::mma(ctx, pf, vf, acc);
+        STRATA_UNROLL
+        for (int op = 0; op < o_parts; ++op) {
+          typename o_tile::b_fragments vf;
+          o_tile::template load_b<mma::edges::inside>(ctx, vf, vm, kk * atom::K, op * o_cols);
+          o_tile::mma(ctx, pf, vf, acc[op]);
+        }
       }
       pipe.consumer_release();
     }
@@ -331,17 +362,23 @@ struct forward_kernel {
       float inv[WM];
       STRATA_UNROLL
       for (int i = 0; i < WM; ++i) inv[i] = sm.l[w * WM + i] > 0.f ? 1.f / sm.l[w * WM + i] : 0.f;
-      rescale_rows(ctx, acc, inv);
+      STRATA_UNROLL
+      for (int op = 0; op < o_parts; ++op) rescale_rows(ctx, acc[op], inv);
     }
     const int rows = detail::imax(sq.sq - wm0, 0);
     const float lse = l_run > 0.f ? m_run + ::logf(l_run) : detail::neg_inf();
     if (p.num_splits == 1) {
       Elem* ob = static_cast<Elem*>(p.o) + b * p.o_bs + static_cast<long long>(sq.q0 + wm0) * p.o_rs + h * p.o_hs;
-      o_tile::store_c(ctx, acc, mma::matrix_ref<Elem>{ob, rows, Dv, p.o_rs}, 0, 0);
+      STRATA_UNROLL
+      for (int op = 0; op < o_parts; ++op)
+        o_tile::template store_c<mma::edges::rows>(ctx, acc[op], mma::matrix_ref<Elem>{ob, rows, Dv, p.o_rs}, 0, op * o_cols);
       if (p.lse && part == 0 && qi < sq.sq) p.lse[b * p.lse_bs + h * p.lse_hs + sq.q0 + qi] = lse;
     } else {
       const long long row0 = ((static_cast<long long>(split) * p.batch + b) * p.heads + h) * p.seqlen_q;
-      o_tile::store_c(ctx, acc, mma::matrix_ref<float>{p.part_o + (row0 + wm0) * Dv, rows, Dv, Dv}, 0, 0);
+      STRATA_UNROLL
+      for (int op = 0; op < o_parts; ++op)
+        o_tile::template store_c<mma::edges::rows>(ctx, acc[op], mma::matrix_ref<float>{p.part_o + (row0 + wm0) * Dv, rows, Dv, Dv}, 0,
+                                                   op * o_cols);
       if (part == 0 && qi < sq.sq) p.part_lse[row0 + qi] = lse;
     }
   }
