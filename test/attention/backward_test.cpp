@@ -126,6 +126,76 @@ TEST_CASE("attention backward: central finite differences of the forward", "[att
   CHECK(checked == 18);
 }
 
+namespace {
+// FlexAttention's document mask: a query sees only keys of its own document (`len` positions each).
+struct same_document {
+  int len = 7;
+  STRATA_HOST_DEVICE bool operator()(int, int, int q, int k) const { return q / len == k / len; }
+};
+// A differentiable score modifier: a smooth squashing plus a per-head relative-position bias. Its
+// derivative with respect to the score is 1 + 0.25 (1 - tanh^2 s).
+struct squash_bias {
+  STRATA_HOST_DEVICE float operator()(float s, int, int h, int q, int k) const {
+    return s + 0.25f * ::tanhf(s) - 0.02f * static_cast<float>((h + 1) * (q - k));
+  }
+  STRATA_HOST_DEVICE float grad(float s, int, int, int, int) const {
+    const float t = ::tanhf(s);
+    return 1.f + 0.25f * (1.f - t * t);
+  }
+};
+// One without its derivative: the backward refuses it at compile time.
+struct no_grad_mod {
+  STRATA_HOST_DEVICE float operator()(float s, int, int, int, int) const { return 2.f * s; }
+};
+static_assert(A::differentiable_score_mod<squash_bias> && A::differentiable_score_mod<A::no_score_mod>);
+static_assert(!A::differentiable_score_mod<no_grad_mod>);
+
+// L = sum(dout o O) of the kernel's fp32 forward with the score modifier.
+double loss_mod(const spec& c, const grad_inputs<float>& in) {
+  const auto r = run_grad<float, 32, 32, host>(c, in, strata::emulator::options::from_environment(), false, squash_bias{});
+  double l = 0;
+  for (std::size_t i = 0; i < r.o.size(); ++i) l += static_cast<double>(r.o[i]) * in.dout.exact[i];
+  return l;
+}
+}  // namespace
+
+TEST_CASE("attention backward: score_mod (with its derivative) and mask_mod", "[attention][backward]") {
+  check_grad<float, 32, 32, host>({.heads = 2, .heads_k = 1, .sq = 23, .sk = 23, .opt = causal(A::alignment::top_left)},
+                                  squash_bias{}, same_document{});
+  check_grad<float, 64, 64, host>({.batch = 2, .heads = 2, .heads_k = 2, .sq = 19, .sk = 30, .varlen = true}, squash_bias{});
+  // A document mask with sq != sk: some rows see no key at all (zero gradients, as for any fully masked row).
+  check_grad<f16, 64, 64, sm80>({.batch = 1, .heads = 2, .heads_k = 1, .sq = 12, .sk = 33}, A::no_score_mod{},
+                                same_document{5});
+  check_grad<bf16, 32, 32, host>({.heads = 2, .heads_k = 2, .sq = 17, .sk = 17, .opt = causal(A::alignment::bottom_right)},
+                                 squash_bias{}, same_document{4});
+}
+
+TEST_CASE("attention backward: a score_mod's chain rule against finite differences", "[attention][backward]") {
+  // The reference above uses the same grad(); this checks the chain rule itself on the kernel's forward.
+  spec c{.batch = 1, .heads = 2, .heads_k = 1, .sq = 5, .sk = 6, .opt = causal(A::alignment::bottom_right)};
+  auto in = make_inputs<float, 32, 32>(c);
+  const auto g = run_grad<float, 32, 32, host>(c, in, strata::emulator::options::from_environment(), true, squash_bias{});
+  const double eps = 1e-2;
+  std::mt19937_64 pick(11);
+  auto probe = [&](host_tensor<float>& t, const std::vector<float>& grad, const char* name) {
+    for (int n = 0; n < 4; ++n) {
+      const std::size_t at = pick() % t.data.size();
+      const float keep = t.data[at];
+      t.data[at] = keep + static_cast<float>(eps), t.exact[at] = t.data[at];
+      const double lp = loss_mod(c, in);
+      t.data[at] = keep - static_cast<float>(eps), t.exact[at] = t.data[at];
+      const double lm = loss_mod(c, in);
+      t.data[at] = keep, t.exact[at] = keep;
+      const double fd = (lp - lm) / (2 * eps);
+      INFO(name << "[" << at << "]: backward " << grad[at] << ", finite difference " << fd);
+      CHECK(std::fabs(grad[at] - fd) <= 2e-3 + 2e-3 * std::fabs(fd));
+    }
+  };
+  probe(in.q, g.dq, "dq");
+  probe(in.k, g.dk, "dk");
+  probe(in.v, g.dv, "dv");
+}
+
 TEST_CASE("attention backward: validation names the argument", "[attention][backward]") {
   strata::stream s;
   strata::device_buffer<float> buf(4096);

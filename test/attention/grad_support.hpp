@@ -56,8 +56,9 @@ grad_inputs<E> make_inputs(const spec& c) {
 }
 
 /// Runs forward then backward (or forward only) on stream options `eo`.
-template <class E, int D, int Dv, class Target>
-grad_run<E> run_grad(const spec& c, const grad_inputs<E>& in, const strata::emulator::options& eo, bool backward = true) {
+template <class E, int D, int Dv, class Target, class SM = A::no_score_mod, class MM = A::no_mask_mod>
+grad_run<E> run_grad(const spec& c, const grad_inputs<E>& in, const strata::emulator::options& eo, bool backward = true,
+                     const SM& sm = {}, const MM& mm = {}) {
   strata::stream s(eo);
   const int B = c.batch, H = c.heads, HK = c.heads_k;
   const A::dtype t = dtype_of<E>();
@@ -90,13 +91,13 @@ grad_run<E> run_grad(const spec& c, const grad_inputs<E>& in, const strata::emul
   if (c.padded) opt.seqused_q = dsq.data(), opt.seqused_k = dsk.data();
   if (!c.alibi.empty()) opt.alibi_slopes = dalibi.data();
   if (!c.sinks.empty()) opt.sinks = dsinks.data();
-  A::run<E, D, Dv, Target>(s, tq, tk, tv, to, opt);
+  A::run<E, D, Dv, Target>(s, tq, tk, tv, to, opt, sm, mm);
   grad_run<E> r;
   if (backward) {
     if (!c.sinks.empty()) opt.dsinks = ddsinks.data();
     const std::size_t bytes = strata::attention_backward_workspace_size<Target>(tq, tk, tv, opt);
     strata::device_buffer<unsigned char> ws(bytes > 0 ? bytes : 1);
-    A::run_backward<E, D, Dv, Target>(s, tq, tk, tv, to, tdo, tgq, tgk, tgv, opt, {ws.data(), bytes});
+    A::run_backward<E, D, Dv, Target>(s, tq, tk, tv, to, tdo, tgq, tgk, tgv, opt, {ws.data(), bytes}, sm, mm);
     r.dq.resize(in.q.data.size()), r.dk.resize(in.k.data.size()), r.dv.resize(in.v.data.size());
     r.dsinks.resize(c.sinks.size());
     strata::copy_to_host(s, r.dq.data(), gq.data(), r.dq.size());
@@ -133,10 +134,10 @@ std::size_t offset_of(const spec& c, const grad_inputs<E>& in, bool qside, int b
 }
 
 /// The case against the reference gradient. Returns the kernel's run (for bitwise comparisons).
-template <class E, int D, int Dv, class Target>
-grad_run<E> check_grad(const spec& c) {
+template <class E, int D, int Dv, class Target, class SM = A::no_score_mod, class MM = A::no_mask_mod>
+grad_run<E> check_grad(const spec& c, const SM& sm = {}, const MM& mm = {}) {
   const auto in = make_inputs<E, D, Dv>(c);
-  const auto r = run_grad<E, D, Dv, Target>(c, in, strata::emulator::options::from_environment());
+  const auto r = run_grad<E, D, Dv, Target>(c, in, strata::emulator::options::from_environment(), true, sm, mm);
   const auto rp = ref_problem(c, D, Dv);
   const int H = c.heads, HK = c.heads_k;
   double err[3] = {0, 0, 0}, mag[3] = {0, 0, 0};
@@ -157,7 +158,7 @@ grad_run<E> check_grad(const spec& c) {
     for (int j = 0; j < rs.sk; ++j)
       for (int h = 0; h < HK; ++h)
         for (int d = 0; d < Dv; ++d) rs.v.push_back(in.v.exact[offset_of(c, in, false, b, j, h, Dv) + d]);
-    const auto g = A::reference::backward(rp, rs, b, dO);
+    const auto g = A::reference::backward(rp, rs, b, dO, sm, mm);
     for (std::size_t h = 0; h < dsink_ref.size(); ++h) dsink_ref[h] += g.dsinks[h];
     auto cmp = [&](int which, const std::vector<E>& got, const std::vector<double>& ref, bool qside, int heads, int dim,
                    int rows, int padded_rows) {

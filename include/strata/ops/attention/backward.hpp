@@ -18,8 +18,8 @@
 //   dsink one block per head: dsink[h] = sum over (batch, row), in order, of the sink terms.
 // The arithmetic is scalar fp32 (one thread per element of each product), from one source for the
 // emulator and every GPU: portable and exact enough for training, not tensor-core fast (docs).
-// score_mod is not differentiated (the entry rejects it: the typed backward has no modifiers);
-// mask_mod-free masks (causal, window, ALiBi, soft-cap, sinks, dropout) are all supported.
+// Every forward mask and modifier is supported: causal, window, ALiBi, soft-cap, sinks, dropout,
+// mask_mod, and score_mod when it states its derivative (mods.hpp: grad(score, b, h, q, k)).
 #pragma once
 
 #include <cstdint>
@@ -65,7 +65,7 @@ constexpr int backward_block_n() {
 }  // namespace detail
 
 /// dK and dV of one key tile (and its dQ contribution). Elem: f16, bf16 or float.
-template <class Elem, int D, int Dv, class Target>
+template <class Elem, int D, int Dv, class Target, class ScoreMod = no_score_mod, class MaskMod = no_mask_mod>
 struct backward_dkdv_kernel {
   using target = Target;
   using params = detail::backward_params;
@@ -79,6 +79,12 @@ struct backward_dkdv_kernel {
   // take 154 with the unrolled dot products). nvcc 13, sm_80.
   static constexpr int min_blocks_per_multiprocessor = 65536 / (threads * 255);
   static_assert(BN > 0, "attention backward: no key tile of this head dim fits the target's shared memory");
+  static_assert(differentiable_score_mod<ScoreMod>,
+                "attention backward: the score_mod must state its derivative, a member "
+                "float grad(float score, int batch, int head, int q, int k) const (mods.hpp)");
+
+  ScoreMod score_mod{};
+  MaskMod mask_mod{};
 
   struct shared_storage {
     float k[BN * D], v[BN * Dv], dk[BN * D], dv[BN * Dv];
@@ -147,6 +153,7 @@ struct backward_dkdv_kernel {
           bool keep = qi < sq.sq && j < sq.sk && sm.lse[i] != detail::neg_inf();
           if (p.window_right >= 0) keep = keep && j <= qi + sq.off + p.window_right;
           if (p.window_left >= 0) keep = keep && j >= qi + sq.off - p.window_left;
+          keep = keep && mask_mod(b, h, qi, j);
           if (keep) {
             float s = 0.f;
             for (int d = 0; d < D; ++d) s += static_cast<float>(qg[static_cast<long long>(qi) * p.q_rs + d]) * sm.k[c * D + d];
@@ -161,6 +168,8 @@ struct backward_dkdv_kernel {
               const int dist = qi + sq.off - j;
               x -= slope * static_cast<float>(dist < 0 ? -dist : dist);
             }
+            dfac *= score_mod.grad(x, b, h, qi, j);  // at the score score_mod was given
+            x = score_mod(x, b, h, qi, j);
             pr = ::expf(x - sm.lse[i]);
             pd = pr;
             if (p.dropout_p > 0.f)

@@ -481,10 +481,11 @@ backward_params prepare_backward(const std::string& op, const tensor& q, const t
   return bp;
 }
 
-template <class Elem, int D, int Dv, class Target, class Before = no_check>
-void launch_backward(stream& s, const std::string& op, const backward_params& bp, const Before& before = {}) {
+template <class Elem, int D, int Dv, class Target, class SM = no_score_mod, class MM = no_mask_mod, class Before = no_check>
+void launch_backward(stream& s, const std::string& op, const backward_params& bp, const SM& sm = {}, const MM& mm = {},
+                     const Before& before = {}) {
   if constexpr (backward_block_n<Target, D, Dv>() == 0) {
-    (void)s, (void)bp, (void)before;
+    (void)s, (void)bp, (void)sm, (void)mm, (void)before;
     throw unsupported(op + ": head dim " + num(D) + " has no backward tile on target " + std::string(Target::name));
   } else {
     const forward_params& p = bp.f;
@@ -492,8 +493,11 @@ void launch_backward(stream& s, const std::string& op, const backward_params& bp
     const long long rows = static_cast<long long>(p.batch) * p.heads * p.seqlen_q;
     if (kv_blocks > 0x7fffffffLL || rows > 0x7fffffffLL) throw invalid_argument(op, "q", "is too large for one grid");
     before();
-    using KV = backward_dkdv_kernel<Elem, D, Dv, Target>;
-    if (kv_blocks > 0) launch(s, {.grid = static_cast<int>(kv_blocks), .block = KV::threads}, KV{}, bp);
+    using KV = backward_dkdv_kernel<Elem, D, Dv, Target, SM, MM>;
+    KV kv{};
+    kv.score_mod = sm;
+    kv.mask_mod = mm;
+    if (kv_blocks > 0) launch(s, {.grid = static_cast<int>(kv_blocks), .block = KV::threads}, kv, bp);
     if (rows > 0) launch(s, {.grid = static_cast<int>(rows), .block = Target::warp_size}, backward_dq_kernel<Elem, D, Dv, Target>{}, bp);
     if (bp.dsinks) launch(s, {.grid = p.heads, .block = Target::warp_size}, backward_dsink_kernel<Target>{}, bp);
   }
@@ -506,11 +510,13 @@ void launch_backward(stream& s, const std::string& op, const backward_params& bp
 /// dq, dk, dv (same layouts and dtype as q, k, v; dk / dv summed over each GQA group) and, with
 /// options.dsinks, dL/dsinks. Same options as the forward (masks, ALiBi, soft-cap, sinks, varlen,
 /// padding, dropout with the forward's seed and offset). Scratch from `ws`, sized by
-/// attention_backward_workspace_size. No score_mod / mask_mod (not differentiated).
-template <class Target = attn::default_target>
+/// attention_backward_workspace_size. The forward's score_mod / mask_mod, if it had any: a score_mod
+/// must also state its derivative (mods.hpp, `grad`).
+template <class Target = attn::default_target, class ScoreMod = attn::no_score_mod, class MaskMod = attn::no_mask_mod>
 void attention_backward(stream& s, const attn::tensor& q, const attn::tensor& k, const attn::tensor& v,
                         const attn::tensor& o, const attn::tensor& dout, const attn::tensor& dq, const attn::tensor& dk,
-                        const attn::tensor& dv, const attn::options& opt, workspace ws) {
+                        const attn::tensor& dv, const attn::options& opt, workspace ws, const ScoreMod& score_mod = {},
+                        const MaskMod& mask_mod = {}) {
   namespace A = strata::attn;
   const std::string op = "strata::attention_backward";
   const A::detail::backward_params bp = A::detail::prepare_backward<Target>(op, q, k, v, o, dout, dq, dk, dv, opt, ws);
@@ -522,22 +528,24 @@ void attention_backward(stream& s, const attn::tensor& q, const attn::tensor& k,
   A::detail::with_dtype(q.type, [&](auto e) {
     using Elem = std::remove_cvref_t<decltype(e)>;
     A::detail::with_dims(q.dim, v.dim, [&](auto d, auto dvv) {
-      A::detail::launch_backward<Elem, decltype(d)::value, decltype(dvv)::value, Target>(s, op, bp, aliasing);
+      A::detail::launch_backward<Elem, decltype(d)::value, decltype(dvv)::value, Target>(s, op, bp, score_mod, mask_mod,
+                                                                                         aliasing);
     });
   });
 }
 
 namespace attn {
 /// The backward for one compile-time (element type, head dims): instantiates one set of kernels.
-template <class Elem, int D, int Dv, class Target = default_target>
+template <class Elem, int D, int Dv, class Target = default_target, class ScoreMod = no_score_mod, class MaskMod = no_mask_mod>
 void run_backward(stream& s, const tensor& q, const tensor& k, const tensor& v, const tensor& o, const tensor& dout,
-                  const tensor& dq, const tensor& dk, const tensor& dv, const options& opt, workspace ws) {
+                  const tensor& dq, const tensor& dk, const tensor& dv, const options& opt, workspace ws,
+                  const ScoreMod& score_mod = {}, const MaskMod& mask_mod = {}) {
   const std::string op = "strata::attention_backward";
   const detail::backward_params bp = detail::prepare_backward<Target>(op, q, k, v, o, dout, dq, dk, dv, opt, ws);
   const dtype want = std::is_same_v<Elem, float> ? dtype::fp32 : std::is_same_v<Elem, bf16> ? dtype::bf16 : dtype::fp16;
   if (q.type != want) throw invalid_argument(op, "q", std::string("has dtype ") + to_string(q.type) + " but this entry is " + to_string(want));
   if (q.dim != D || v.dim != Dv) throw invalid_argument(op, "q", "head dims do not match this entry's " + detail::num(D) + "/" + detail::num(Dv));
-  detail::launch_backward<Elem, D, Dv, Target>(s, op, bp, [&] {
+  detail::launch_backward<Elem, D, Dv, Target>(s, op, bp, score_mod, mask_mod, [&] {
     if (!opt.cu_seqlens_q)
       detail::check_outputs(op, {{"dq", &dq}, {"dk", &dk}, {"dv", &dv}},
                             {{"q", &q}, {"k", &k}, {"v", &v}, {"o", &o}, {"dout", &dout}});

@@ -106,9 +106,11 @@ struct gradients {
 };
 
 /// Gradients of L = sum(dout o O) (dout: (sq, H, Dv)) by the chain rule through the reference
-/// forward's formulas, in double (no score_mod / mask_mod).
-inline gradients backward(const problem& p, const sequence& s, int batch_index, const std::vector<double>& dout) {
-  const result fw = forward(p, s, batch_index);
+/// forward's formulas, in double. A score_mod's derivative is its grad() member (mods.hpp).
+template <class ScoreMod = no_score_mod, class MaskMod = no_mask_mod>
+gradients backward(const problem& p, const sequence& s, int batch_index, const std::vector<double>& dout,
+                   const ScoreMod& score_mod = {}, const MaskMod& mask_mod = {}) {
+  const result fw = forward(p, s, batch_index, score_mod, mask_mod);
   gradients g;
   g.dq.assign(s.q.size(), 0.0);
   g.dk.assign(s.k.size(), 0.0);
@@ -132,6 +134,7 @@ inline gradients backward(const problem& p, const sequence& s, int batch_index, 
         bool keep = true;
         if (wr >= 0) keep = keep && j <= i + off + wr;
         if (p.window_left >= 0) keep = keep && j >= i + off - p.window_left;
+        keep = keep && mask_mod(batch_index, h, i, j);
         if (!keep) continue;
         double x = 0;
         for (int c = 0; c < p.d; ++c)
@@ -144,6 +147,9 @@ inline gradients backward(const problem& p, const sequence& s, int batch_index, 
           df *= 1 - t * t;
         }
         if (!p.alibi.empty()) x -= p.alibi[h] * std::abs(static_cast<double>(i + off - j));
+        df *= score_mod.grad(static_cast<float>(x), batch_index, h, i, j);
+        x = score_mod(static_cast<float>(x), batch_index, h, i, j);
+        if (std::isinf(x) && x < 0) continue;  // a score_mod that masks: P = 0, no gradient
         const double pij = std::exp(x - lse), z = drop_factor(p, batch_index, h, i, j);
         double dp = 0;
         for (int c = 0; c < p.dv; ++c) {
