@@ -74,12 +74,34 @@ TEST_CASE("attention backward: bitwise identical across emulator schedules", "[a
 }
 
 namespace {
-// L = sum(dout o O) of the kernel's fp32 forward.
-double loss(const spec& c, const grad_inputs<float>& in) {
-  const auto r = run_grad<float, 32, 32, host>(c, in, strata::emulator::options::from_environment(), false);
+// L = sum(dout o O) of the kernel's fp32 forward (with a score modifier).
+template <class SM = A::no_score_mod>
+double loss(const spec& c, const grad_inputs<float>& in, const SM& sm = {}) {
+  const auto r = run_grad<float, 32, 32, host>(c, in, strata::emulator::options::from_environment(), false, sm);
   double l = 0;
   for (std::size_t i = 0; i < r.o.size(); ++i) l += static_cast<double>(r.o[i]) * in.dout.exact[i];
   return l;
+}
+
+// Checks `count` random elements of `grad` (dL/dt) against central differences of `loss_of()`, eps 1e-2
+// on inputs in [-1, 1]: truncation ~eps^2, fp32 rounding ~1e-7 / eps.
+template <class Loss>
+int probe(host_tensor<float>& t, const std::vector<float>& grad, const char* name, int count, std::mt19937_64& pick,
+          const Loss& loss_of) {
+  const double eps = 1e-2;
+  for (int n = 0; n < count; ++n) {
+    const std::size_t at = pick() % t.data.size();
+    const float keep = t.data[at];
+    t.data[at] = keep + static_cast<float>(eps), t.exact[at] = t.data[at];
+    const double lp = loss_of();
+    t.data[at] = keep - static_cast<float>(eps), t.exact[at] = t.data[at];
+    const double lm = loss_of();
+    t.data[at] = keep, t.exact[at] = keep;
+    const double fd = (lp - lm) / (2 * eps);
+    INFO(name << "[" << at << "]: backward " << grad[at] << ", finite difference " << fd);
+    CHECK(std::fabs(grad[at] - fd) <= 2e-3 + 2e-3 * std::fabs(fd));
+  }
+  return count;
 }
 }  // namespace
 
@@ -94,24 +116,10 @@ TEST_CASE("attention backward: central finite differences of the forward", "[att
   const double eps = 1e-2;
   std::mt19937_64 pick(7);
   int checked = 0;
-  auto probe = [&](host_tensor<float>& t, const std::vector<float>& grad, const char* name) {
-    for (int n = 0; n < 6; ++n) {
-      const std::size_t at = pick() % t.data.size();
-      const float keep = t.data[at];
-      t.data[at] = keep + static_cast<float>(eps), t.exact[at] = t.data[at];
-      const double lp = loss(c, in);
-      t.data[at] = keep - static_cast<float>(eps), t.exact[at] = t.data[at];
-      const double lm = loss(c, in);
-      t.data[at] = keep, t.exact[at] = keep;
-      const double fd = (lp - lm) / (2 * eps);
-      INFO(name << "[" << at << "]: backward " << grad[at] << ", finite difference " << fd);
-      CHECK(std::fabs(grad[at] - fd) <= 2e-3 + 2e-3 * std::fabs(fd));
-      ++checked;
-    }
-  };
-  probe(in.q, g.dq, "dq");
-  probe(in.k, g.dk, "dk");
-  probe(in.v, g.dv, "dv");
+  const auto l = [&] { return loss(c, in); };
+  checked += probe(in.q, g.dq, "dq", 6, pick, l);
+  checked += probe(in.k, g.dk, "dk", 6, pick, l);
+  checked += probe(in.v, g.dv, "dv", 6, pick, l);
   for (int h = 0; h < 2; ++h) {
     const float keep = c.sinks[h];
     c.sinks[h] = keep + static_cast<float>(eps);
@@ -149,14 +157,6 @@ struct no_grad_mod {
 };
 static_assert(A::differentiable_score_mod<squash_bias> && A::differentiable_score_mod<A::no_score_mod>);
 static_assert(!A::differentiable_score_mod<no_grad_mod>);
-
-// L = sum(dout o O) of the kernel's fp32 forward with the score modifier.
-double loss_mod(const spec& c, const grad_inputs<float>& in) {
-  const auto r = run_grad<float, 32, 32, host>(c, in, strata::emulator::options::from_environment(), false, squash_bias{});
-  double l = 0;
-  for (std::size_t i = 0; i < r.o.size(); ++i) l += static_cast<double>(r.o[i]) * in.dout.exact[i];
-  return l;
-}
 }  // namespace
 
 TEST_CASE("attention backward: score_mod (with its derivative) and mask_mod", "[attention][backward]") {
@@ -175,25 +175,11 @@ TEST_CASE("attention backward: a score_mod's chain rule against finite differenc
   spec c{.batch = 1, .heads = 2, .heads_k = 1, .sq = 5, .sk = 6, .opt = causal(A::alignment::bottom_right)};
   auto in = make_inputs<float, 32, 32>(c);
   const auto g = run_grad<float, 32, 32, host>(c, in, strata::emulator::options::from_environment(), true, squash_bias{});
-  const double eps = 1e-2;
   std::mt19937_64 pick(11);
-  auto probe = [&](host_tensor<float>& t, const std::vector<float>& grad, const char* name) {
-    for (int n = 0; n < 4; ++n) {
-      const std::size_t at = pick() % t.data.size();
-      const float keep = t.data[at];
-      t.data[at] = keep + static_cast<float>(eps), t.exact[at] = t.data[at];
-      const double lp = loss_mod(c, in);
-      t.data[at] = keep - static_cast<float>(eps), t.exact[at] = t.data[at];
-      const double lm = loss_mod(c, in);
-      t.data[at] = keep, t.exact[at] = keep;
-      const double fd = (lp - lm) / (2 * eps);
-      INFO(name << "[" << at << "]: backward " << grad[at] << ", finite difference " << fd);
-      CHECK(std::fabs(grad[at] - fd) <= 2e-3 + 2e-3 * std::fabs(fd));
-    }
-  };
-  probe(in.q, g.dq, "dq");
-  probe(in.k, g.dk, "dk");
-  probe(in.v, g.dv, "dv");
+  const auto l = [&] { return loss(c, in, squash_bias{}); };
+  probe(in.q, g.dq, "dq", 4, pick, l);
+  probe(in.k, g.dk, "dk", 4, pick, l);
+  probe(in.v, g.dv, "dv", 4, pick, l);
 }
 
 TEST_CASE("attention backward: validation names the argument", "[attention][backward]") {
