@@ -105,15 +105,10 @@ constexpr kernel_config default_config() {
 template <class Target, class Elem, int D, int Dv>
 constexpr bool shipped() {
   if (default_config<Target, Elem, D, Dv>().block_n == 0) return false;
-  if constexpr (std::is_same_v<Elem, float>) {
-    return Target::vendor_id == arch::vendor::nvidia && D == 32 && Dv == 32;
-  } else if constexpr (Target::vendor_id == arch::vendor::nvidia) {
-    return (D == Dv && D <= 256) || (D == 192 && Dv == 128);
-  } else if constexpr (std::is_same_v<Target, arch::gfx90a> || std::is_same_v<Target, arch::gfx942>) {
-    return (D == Dv && D <= 256) || (D == 192 && Dv == 128);
-  } else {
-    return false;
-  }
+  const bool nvidia = Target::vendor_id == arch::vendor::nvidia;
+  if constexpr (std::is_same_v<Elem, float>) return nvidia && D == 32 && Dv == 32;
+  const bool checked = nvidia || std::is_same_v<Target, arch::gfx90a> || std::is_same_v<Target, arch::gfx942>;
+  return checked && ((D == Dv && D <= 256) || (D == 192 && Dv == 128));
 }
 
 }  // namespace strata::attn

@@ -334,8 +334,7 @@ struct forward_kernel {
       warp.sync();
 
       // O = alpha O + P V.
-      STRATA_UNROLL
-      for (int op = 0; op < o_parts; ++op) rescale(ctx, acc[op], sm.alpha + w * WM);
+      rescale(ctx, acc, sm.alpha + w * WM);
       const mma::matrix_ref<const Elem> pm{sm.p + w * WM * BN, WM, BN, BN};
       const mma::matrix_ref<const Elem> vm{sm.v[st], BN, Dv, Dv};
       STRATA_UNROLL
@@ -362,8 +361,7 @@ struct forward_kernel {
       float inv[WM];
       STRATA_UNROLL
       for (int i = 0; i < WM; ++i) inv[i] = sm.l[w * WM + i] > 0.f ? 1.f / sm.l[w * WM + i] : 0.f;
-      STRATA_UNROLL
-      for (int op = 0; op < o_parts; ++op) rescale_rows(ctx, acc[op], inv);
+      rescale(ctx, acc, inv);
     }
     const int rows = detail::imax(sq.sq - wm0, 0);
     const float lse = l_run > 0.f ? m_run + ::logf(l_run) : detail::neg_inf();
@@ -384,20 +382,18 @@ struct forward_kernel {
   }
 
  private:
-  // acc(r, c) *= f[r] for the warp's rows, r from the atom's accumulator layout.
+  // acc(r, c) *= f[r] for the warp's rows, in every column slice; r from the atom's accumulator layout.
   template <class Ctx>
-  STRATA_HOST_DEVICE static void rescale(Ctx& ctx, typename o_tile::accumulator& acc, const float* f) {
+  STRATA_HOST_DEVICE static void rescale(Ctx& ctx, typename o_tile::accumulator (&acc)[o_parts], const float* f) {
     const int lane = ctx.lane().index();
     STRATA_UNROLL
-    for (int i = 0; i < o_tile::atoms_m; ++i)
+    for (int op = 0; op < o_parts; ++op)
       STRATA_UNROLL
-      for (int j = 0; j < o_tile::atoms_n; ++j)
+      for (int i = 0; i < o_tile::atoms_m; ++i)
         STRATA_UNROLL
-        for (int v = 0; v < atom::c_values; ++v) acc.f[i][j].v[v] *= f[i * atom::M + atom::c_coord(lane, v).row];
-  }
-  template <class Ctx>
-  STRATA_HOST_DEVICE static void rescale_rows(Ctx& ctx, typename o_tile::accumulator& acc, const float (&f)[WM]) {
-    rescale(ctx, acc, f);
+        for (int j = 0; j < o_tile::atoms_n; ++j)
+          STRATA_UNROLL
+          for (int v = 0; v < atom::c_values; ++v) acc[op].f[i][j].v[v] *= f[i * atom::M + atom::c_coord(lane, v).row];
   }
 };
 
