@@ -1,11 +1,16 @@
 // examples/attention.cpp -- fused attention forward through the one-call host entry.
 //
 //   attention --batch B --heads H --heads-k HK --seqlen-q SQ --seqlen-k SK --dim D [--causal]
-//             [--window L,R] [--dtype fp16|bf16|fp32] [--check] [--bench]
+//             [--window L,R] [--dtype fp16|bf16|fp32|e4m3] [--check] [--bench]
 //
 // --check compares with the double-precision reference (strata/ops/attention/reference.hpp) and
-// prints PASS or FAIL as the last line. On the host emulator, shapes above a work limit are refused
+// prints PASS or FAIL as the last line. e4m3 (fp8) quantizes random data as an fp8 inference step
+// does: each of Q, K and V is divided by amax / 448 and stored as e4m3, and those factors go to
+// strata::attention as its descale factors; O is bf16. fp8 needs fp8 tensor cores in the build's
+// attention target (sm_90a / sm_100a / gfx942) or the host emulator; elsewhere strata::attention
+// says so (strata::unsupported). On the host emulator, shapes above a work limit are refused
 // with a message instead of running for hours.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -31,7 +36,7 @@ struct args {
 [[noreturn]] void usage(const std::string& why) {
   std::fprintf(stderr,
                "attention: %s\nusage: attention --batch B --heads H --heads-k HK --seqlen-q SQ --seqlen-k SK --dim D "
-               "[--causal] [--window L,R] [--dtype fp16|bf16|fp32] [--check] [--bench]\n",
+               "[--causal] [--window L,R] [--dtype fp16|bf16|fp32|e4m3] [--check] [--bench]\n",
                why.c_str());
   std::exit(2);
 }
@@ -76,7 +81,8 @@ args parse(int argc, char** argv) {
       if (t == "fp16") a.type = A::dtype::fp16;
       else if (t == "bf16") a.type = A::dtype::bf16;
       else if (t == "fp32") a.type = A::dtype::fp32;
-      else usage("--dtype must be fp16, bf16 or fp32, got '" + t + "'");
+      else if (t == "e4m3") a.type = A::dtype::e4m3;
+      else usage("--dtype must be fp16, bf16, fp32 or e4m3, got '" + t + "'");
     } else usage("unknown argument '" + f + "'");
   }
   if (!hk_given) a.heads_k = a.heads;
@@ -88,11 +94,13 @@ args parse(int argc, char** argv) {
 
 float to_float(const void* p, A::dtype t, std::size_t i) {
   if (t == A::dtype::fp32) return static_cast<const float*>(p)[i];
+  if (t == A::dtype::e4m3) return static_cast<float>(static_cast<const strata::f8_e4m3*>(p)[i]);
   if (t == A::dtype::bf16) return static_cast<float>(static_cast<const strata::bf16*>(p)[i]);
   return static_cast<float>(static_cast<const strata::f16*>(p)[i]);
 }
 void from_float(void* p, A::dtype t, std::size_t i, float x) {
   if (t == A::dtype::fp32) static_cast<float*>(p)[i] = x;
+  else if (t == A::dtype::e4m3) static_cast<strata::f8_e4m3*>(p)[i] = strata::f8_e4m3(x);
   else if (t == A::dtype::bf16) static_cast<strata::bf16*>(p)[i] = strata::bf16(x);
   else static_cast<strata::f16*>(p)[i] = strata::f16(x);
 }
@@ -110,14 +118,26 @@ int main(int argc, char** argv) {
     return 2;
   }
 #endif
+  const bool fp8 = a.type == A::dtype::e4m3;
+  const A::dtype out_type = fp8 ? A::dtype::bf16 : a.type;  // fp8 attention writes bf16
   const std::size_t eb = A::element_bytes(a.type);
   const std::size_t nq = static_cast<std::size_t>(a.batch) * a.sq * a.heads * a.dim;
   const std::size_t nk = static_cast<std::size_t>(a.batch) * a.sk * a.heads_k * a.dim;
-  std::vector<unsigned char> hq(nq * eb), hk(nk * eb), hv(nk * eb), ho(nq * eb, 0xFF);
+  std::vector<unsigned char> hq(nq * eb), hk(nk * eb), hv(nk * eb), ho(nq * A::element_bytes(out_type), 0xFF);
   std::mt19937_64 g(2024);
   std::uniform_real_distribution<float> u(-1.f, 1.f);
-  for (std::size_t i = 0; i < nq; ++i) from_float(hq.data(), a.type, i, u(g));
-  for (std::size_t i = 0; i < nk; ++i) from_float(hk.data(), a.type, i, u(g)), from_float(hv.data(), a.type, i, u(g));
+  std::vector<float> rq(nq), rk(nk), rv(nk);
+  for (auto& x : rq) x = u(g);
+  for (std::size_t i = 0; i < nk; ++i) rk[i] = u(g), rv[i] = u(g);
+  // fp8: per-tensor scaling, stored = real / descale with descale = amax / 448 (e4m3's largest value).
+  auto descale_of = [&](const std::vector<float>& x) {
+    float amax = 0.f;
+    for (float y : x) amax = std::max(amax, std::fabs(y));
+    return fp8 && amax > 0.f ? amax / 448.f : 1.f;
+  };
+  const float q_ds = descale_of(rq), k_ds = descale_of(rk), v_ds = descale_of(rv);
+  for (std::size_t i = 0; i < nq; ++i) from_float(hq.data(), a.type, i, rq[i] / q_ds);
+  for (std::size_t i = 0; i < nk; ++i) from_float(hk.data(), a.type, i, rk[i] / k_ds), from_float(hv.data(), a.type, i, rv[i] / v_ds);
   try {
     strata::stream s;
     strata::device_buffer<unsigned char> dq(hq.size()), dk(hk.size()), dv(hv.size()), dout(ho.size());
@@ -129,11 +149,12 @@ int main(int argc, char** argv) {
     const A::tensor q = A::bshd(dq.data(), a.type, a.batch, a.sq, a.heads, a.dim);
     const A::tensor k = A::bshd(dk.data(), a.type, a.batch, a.sk, a.heads_k, a.dim);
     const A::tensor v = A::bshd(dv.data(), a.type, a.batch, a.sk, a.heads_k, a.dim);
-    const A::tensor o = A::bshd(dout.data(), a.type, a.batch, a.sq, a.heads, a.dim);
+    const A::tensor o = A::bshd(dout.data(), out_type, a.batch, a.sq, a.heads, a.dim);
     A::options opt;
     opt.causal = a.causal;
     opt.window_left = a.wl, opt.window_right = a.wr;
     opt.lse = dlse.data();
+    if (fp8) opt.q_descale = q_ds, opt.k_descale = k_ds, opt.v_descale = v_ds;
     std::printf("attention: batch %d heads %d heads_k %d seqlen_q %d seqlen_k %d dim %d %s%s\n", a.batch, a.heads, a.heads_k,
                 a.sq, a.sk, a.dim, A::to_string(a.type), a.causal ? " causal" : "");
     const auto t0 = std::chrono::steady_clock::now();
@@ -148,21 +169,27 @@ int main(int argc, char** argv) {
     rp.heads = a.heads, rp.heads_k = a.heads_k, rp.d = rp.dv = a.dim, rp.causal = a.causal;
     rp.scale = static_cast<float>(1.0 / std::sqrt(static_cast<float>(a.dim)));
     rp.window_left = a.wl, rp.window_right = a.wr;
-    const double tol = a.type == A::dtype::fp32 ? 2e-5 : a.type == A::dtype::bf16 ? 2.5e-2 : 4e-3;
+    // fp32 / fp16 / bf16: P is rounded to the input type before P V, so the error follows its epsilon.
+    // e4m3: P is rounded to e4m3 (relative error <= 2^-4 while P >= 2^-6, which holds here: the scores
+    // of these inputs stay within a few units of each other), so |error| <= 2^-4 * max|V| (= 1), plus
+    // bf16's rounding of O (2^-9).
+    const double tol = a.type == A::dtype::fp32 ? 2e-5 : a.type == A::dtype::bf16 ? 2.5e-2 : fp8 ? 6.5e-2 : 4e-3;
     long long bad = 0;
     double worst = 0;
     for (int b = 0; b < a.batch; ++b) {
       A::reference::sequence rs;
       rs.sq = a.sq, rs.sk = a.sk;
       const std::size_t q0 = static_cast<std::size_t>(b) * a.sq * a.heads * a.dim, k0 = static_cast<std::size_t>(b) * a.sk * a.heads_k * a.dim;
-      for (std::size_t i = 0; i < static_cast<std::size_t>(a.sq) * a.heads * a.dim; ++i) rs.q.push_back(to_float(hq.data(), a.type, q0 + i));
+      // The reference sees the stored values times their descale factors (1 unless fp8), in double.
+      for (std::size_t i = 0; i < static_cast<std::size_t>(a.sq) * a.heads * a.dim; ++i)
+        rs.q.push_back(static_cast<double>(to_float(hq.data(), a.type, q0 + i)) * q_ds);
       for (std::size_t i = 0; i < static_cast<std::size_t>(a.sk) * a.heads_k * a.dim; ++i) {
-        rs.k.push_back(to_float(hk.data(), a.type, k0 + i));
-        rs.v.push_back(to_float(hv.data(), a.type, k0 + i));
+        rs.k.push_back(static_cast<double>(to_float(hk.data(), a.type, k0 + i)) * k_ds);
+        rs.v.push_back(static_cast<double>(to_float(hv.data(), a.type, k0 + i)) * v_ds);
       }
       const auto ref = A::reference::forward(rp, rs, b);
       for (std::size_t i = 0; i < ref.o.size(); ++i) {
-        const double x = to_float(ho.data(), a.type, q0 + i);
+        const double x = to_float(ho.data(), out_type, q0 + i);
         const double err = std::fabs(x - ref.o[i]);
         if (!(err <= tol)) ++bad;  // NaN counts as bad
         else worst = std::max(worst, err);

@@ -36,3 +36,23 @@ TEST_CASE("attention forward on gfx90a (MFMA, wave64, one die)", "[attention]") 
   check<f16, 128, 128, strata::arch::gfx90a>({.batch = 1, .heads = 2, .heads_k = 1, .sq = 37, .sk = 29});
   check<bf16, 32, 32, strata::arch::gfx90a>({.batch = 2, .heads = 1, .heads_k = 1, .sq = 1, .sk = 70});
 }
+
+// fp8 e4m3 with per-tensor descale factors (not 1, so a missing factor fails): mma.sync m16n8k32 on
+// sm90a, MFMA 16x16x32 on gfx942 with OCP bytes remapped to FNUZ (products scaled by 4), and the
+// FMA atom on sm80 (no fp8 tensor cores: an emulator-only configuration). O is bf16.
+TEST_CASE("attention forward fp8 e4m3: sm90a mma.sync, gfx942 MFMA, sm80 FMA", "[attention]") {
+  A::options d;
+  d.q_descale = 0.5f, d.k_descale = 2.5f, d.v_descale = 3.f;
+  A::options dc = d;
+  dc.causal = true;
+  check<f8_e4m3, 64, 64, strata::arch::sm90a>({.batch = 2, .heads = 4, .heads_k = 2, .sq = 37, .sk = 70, .opt = dc});
+  check<f8_e4m3, 128, 128, strata::arch::sm90a>({.batch = 1, .heads = 2, .heads_k = 1, .sq = 1, .sk = 45, .bhsd = true, .opt = d});
+  check<f8_e4m3, 192, 128, strata::arch::sm100a>({.batch = 1, .heads = 2, .heads_k = 2, .sq = 20, .sk = 33, .opt = d});
+  check<f8_e4m3, 256, 256, strata::arch::sm90a>({.batch = 1, .heads = 1, .heads_k = 1, .sq = 17, .sk = 40, .varlen = false, .opt = d});
+  A::options dw = d;
+  dw.window_left = 9, dw.window_right = 3, dw.softcap = 5.f;
+  check<f8_e4m3, 96, 96, gfx942>({.batch = 2, .heads = 2, .heads_k = 1, .sq = 21, .sk = 50, .varlen = true, .opt = dw});
+  check<f8_e4m3, 256, 256, gfx942>({.batch = 1, .heads = 2, .heads_k = 2, .sq = 18, .sk = 33, .opt = dc});
+  check<f8_e4m3, 32, 32, sm80>({.batch = 1, .heads = 2, .heads_k = 1, .sq = 9, .sk = 40, .opt = d});
+  check<f8_e4m3, 64, 64, strata::arch::host>({.batch = 1, .heads = 3, .heads_k = 1, .sq = 11, .sk = 19, .opt = dc});
+}

@@ -4,8 +4,11 @@
 //
 // Tolerances (absolute, on O whose entries are averages of values in [-1, 1]): fp32 2e-5; fp16 4e-3;
 // bf16 2.5e-2 -- P is rounded to the element type before P V (as on the GPU), so the error follows
-// that type's epsilon (2^-11, 2^-8) times a few. LSE: 1e-3 (S is accumulated in fp32 from exact
-// products). Fully masked rows must be exactly 0 with LSE -inf; rows a sequence does not have must
+// that type's epsilon (2^-11, 2^-8) times a few. fp8 e4m3: P is rounded to e4m3 (relative error
+// <= 2^-4 for P >= 2^-6, which these inputs' scores keep), so |O error| <= 2^-4 * max|V| plus bf16's
+// rounding of O: 0.07 times v_descale. The fp8 tensors hold the real values divided by per-tensor
+// descale factors (not 1 in the fp8 cases); the reference sees the real ones. LSE: 1e-3 (S is
+// accumulated in fp32 from exact products). Fully masked rows must be exactly 0 with LSE -inf; rows a sequence does not have must
 // stay poisoned.
 #pragma once
 
@@ -24,18 +27,18 @@ namespace attn_test {
 namespace A = strata::attn;
 using strata::bf16;
 using strata::f16;
+using strata::f8_e4m3;
 
 template <class E>
 constexpr A::dtype dtype_of() {
-  if constexpr (std::is_same_v<E, float>) return A::dtype::fp32;
-  else if constexpr (std::is_same_v<E, bf16>) return A::dtype::bf16;
-  else return A::dtype::fp16;
+  return A::detail::dtype_of<E>();
 }
 
 template <class E>
 double tolerance() {
   if constexpr (std::is_same_v<E, float>) return 2e-5;
   else if constexpr (std::is_same_v<E, bf16>) return 2.5e-2;
+  else if constexpr (std::is_same_v<E, f8_e4m3>) return 7e-2;
   else return 4e-3;
 }
 
@@ -103,20 +106,27 @@ int check(spec c, const SM& sm = {}, const MM& mm = {}) {
   auto q = random_tensor<E>(static_cast<std::size_t>(rq) * H * D, g);
   auto k = random_tensor<E>(static_cast<std::size_t>(rk) * HK * D, g);
   auto v = random_tensor<E>(static_cast<std::size_t>(rk) * HK * Dv, g);
+  // fp8: the stored values are the real ones divided by the descale factors.
+  const bool fp8 = std::is_same_v<E, f8_e4m3>;
+  if (fp8) {
+    for (auto& x : q.exact) x *= c.opt.q_descale;
+    for (auto& x : k.exact) x *= c.opt.k_descale;
+    for (auto& x : v.exact) x *= c.opt.v_descale;
+  }
   auto dq = upload(s, q.data), dk = upload(s, k.data), dv = upload(s, v.data);
-  std::vector<E> o_init(static_cast<std::size_t>(rq) * H * Dv);
-  std::memset(static_cast<void*>(o_init.data()), 0xFF, o_init.size() * sizeof(E));
+  using O = A::out_elem<E>;
+  std::vector<O> o_init(static_cast<std::size_t>(rq) * H * Dv);
+  std::memset(static_cast<void*>(o_init.data()), 0xFF, o_init.size() * sizeof(O));
   auto dout = upload(s, o_init);
   std::vector<float> lse_init(static_cast<std::size_t>(rq) * H);
   std::memset(lse_init.data(), 0xFF, lse_init.size() * 4);
   auto dlse = upload(s, lse_init);
-  const A::dtype t = dtype_of<E>();
-  auto make = [&](void* p, int sl, int h, int d) {
+  auto make = [&](void* p, int sl, int h, int d, A::dtype t = dtype_of<E>()) {
     if (c.varlen) return A::bshd(p, t, B, *std::max_element(sl == c.sq ? sqs.begin() : sks.begin(), sl == c.sq ? sqs.end() : sks.end()), h, d);
     return c.bhsd ? A::bhsd(p, t, B, sl, h, d) : A::bshd(p, t, B, sl, h, d);
   };
   A::tensor tq = make(dq.data(), c.sq, H, D), tk = make(dk.data(), c.sk, HK, D), tv = make(dv.data(), c.sk, HK, Dv),
-            to = make(dout.data(), c.sq, H, Dv);
+            to = make(dout.data(), c.sq, H, Dv, dtype_of<O>());
   A::options opt = c.opt;
   opt.lse = dlse.data();
   auto dcuq = upload(s, cu_q), dcuk = upload(s, cu_k), dsq = upload(s, sqs), dsk = upload(s, sks);
@@ -126,7 +136,7 @@ int check(spec c, const SM& sm = {}, const MM& mm = {}) {
   if (!c.alibi.empty()) opt.alibi_slopes = dalibi.data();
   if (!c.sinks.empty()) opt.sinks = dsinks.data();
   A::run<E, D, Dv, Target>(s, tq, tk, tv, to, opt, sm, mm);
-  std::vector<E> out(o_init.size());
+  std::vector<O> out(o_init.size());
   std::vector<float> lse(lse_init.size());
   strata::copy_to_host(s, out.data(), dout.data(), out.size());
   strata::copy_to_host(s, lse.data(), dlse.data(), lse.size());
@@ -150,7 +160,7 @@ int check(spec c, const SM& sm = {}, const MM& mm = {}) {
     if (c.bhsd) return ((static_cast<std::size_t>(b) * HK + h) * c.sk + j) * d;
     return ((static_cast<std::size_t>(b) * c.sk + j) * HK + h) * d;
   };
-  const double tol = tolerance<E>();
+  const double tol = tolerance<E>() * (fp8 ? c.opt.v_descale : 1.0);
   int masked_rows = 0, bad = 0;
   for (int b = 0; b < B; ++b) {
     A::reference::sequence rs;
@@ -169,11 +179,11 @@ int check(spec c, const SM& sm = {}, const MM& mm = {}) {
     const int rows_here = c.varlen ? rs.sq : c.sq;
     for (int i = 0; i < rows_here; ++i)
       for (int h = 0; h < H; ++h) {
-        const E* got = &out[q_at(b, i, h, Dv)];
+        const O* got = &out[q_at(b, i, h, Dv)];
         const std::size_t lse_i = c.varlen ? static_cast<std::size_t>(h) * rq + cu_q[b] + i
                                            : (static_cast<std::size_t>(b) * H + h) * c.sq + i;
         if (i >= rs.sq) {  // padding: untouched
-          if (!is_poison_bits(got, Dv * sizeof(E)) || !is_poison_bits(&lse[lse_i], 4)) ++bad;
+          if (!is_poison_bits(got, Dv * sizeof(O)) || !is_poison_bits(&lse[lse_i], 4)) ++bad;
           continue;
         }
         const double rl = ref.lse[static_cast<std::size_t>(h) * rs.sq + i];

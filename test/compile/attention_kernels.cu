@@ -7,16 +7,24 @@
 //
 // fp16 / bf16 head dims 32 .. 256 and 192/128 on every target: mma.sync m16n8k16 on NVIDIA (192 and
 // 256 with Q staged in shared memory), MFMA 16x16x16 on AMD; and FMA fp32 head dim 32 on NVIDIA.
+// fp8 e4m3 head dims 32 .. 256 and 192/128 where the target has fp8 tensor cores: mma.sync m16n8k32
+// on sm_90a / sm_100a (192 and up with Q in shared memory; 256 not on sm_100a, 40 B of spills), MFMA
+// 16x16x32 (OCP bytes on the FNUZ instruction) on gfx940; not on sm_80 or gfx90a, which have none.
 //
 // compile-expect-kernels sm_.*|gfx.*: attn_fwd_f16_d32 attn_fwd_f16_d64 attn_fwd_f16_d96 attn_fwd_f16_d128
 // compile-expect-kernels sm_.*|gfx.*: attn_fwd_bf16_d32 attn_fwd_bf16_d64 attn_fwd_bf16_d96 attn_fwd_bf16_d128
 // compile-expect-kernels sm_.*|gfx.*: attn_fwd_f16_d192_128 attn_fwd_bf16_d192_128
 // compile-expect-kernels sm_.*|gfx.*: attn_fwd_f16_d192 attn_fwd_bf16_d192 attn_fwd_f16_d256 attn_fwd_bf16_d256
 // compile-expect-kernels sm_.*: attn_fwd_f32_d32
+// compile-expect-kernels sm_90a|sm_100a|gfx940: attn_fwd_e4m3_d32 attn_fwd_e4m3_d64 attn_fwd_e4m3_d96 attn_fwd_e4m3_d128
+// compile-expect-kernels sm_90a|sm_100a|gfx940: attn_fwd_e4m3_d192 attn_fwd_e4m3_d192_128
+// compile-expect-kernels sm_90a|gfx940: attn_fwd_e4m3_d256
 // compile-expect-kernels sm_.*|gfx.*: attn_combine_f16 attn_combine_bf16 attn_append_f16 attn_append_bf16
 // compile-expect-code sm_.*: tensor-core MMA = mma\.sync\.aligned\.m16n8k16
 // compile-expect-code sm_.*: async global->shared copies = cp\.async
 // compile-expect-code gfx.*: matrix cores = v_mfma_f32_16x16x16
+// compile-expect-code sm_90a|sm_100a: fp8 tensor-core MMA = mma\.sync\.aligned\.m16n8k32\.row\.col\.f32\.e4m3\.e4m3
+// compile-expect-code gfx940: fp8 matrix cores = v_mfma_f32_16x16x32_fp8_fp8
 #include <type_traits>
 
 #include "strata/attention.hpp"
@@ -31,19 +39,24 @@
   X(f16_d192_128, f16, 192, 128) X(bf16_d32, bf16, 32, 32) X(bf16_d64, bf16, 64, 64)                     \
   X(bf16_d96, bf16, 96, 96) X(bf16_d128, bf16, 128, 128) X(bf16_d192_128, bf16, 192, 128)                \
   X(f16_d192, f16, 192, 192) X(bf16_d192, bf16, 192, 192) X(f16_d256, f16, 256, 256)                     \
-  X(bf16_d256, bf16, 256, 256) X(f32_d32, float, 32, 32)
+  X(bf16_d256, bf16, 256, 256) X(f32_d32, float, 32, 32) X(e4m3_d32, f8_e4m3, 32, 32) X(e4m3_d64, f8_e4m3, 64, 64)   \
+  X(e4m3_d96, f8_e4m3, 96, 96) X(e4m3_d128, f8_e4m3, 128, 128) X(e4m3_d192, f8_e4m3, 192, 192)                  \
+  X(e4m3_d256, f8_e4m3, 256, 256) X(e4m3_d192_128, f8_e4m3, 192, 128)
 
 namespace strata_test {
 using target = strata::arch::STRATA_COMPILE_TARGET;
 namespace A = strata::attn;
 using strata::bf16;
 using strata::f16;
+using strata::f8_e4m3;
 // Named wrappers, so that the report lists each configuration; a configuration not shipped on this
-// target gets a placeholder (never launched) so that the list stays one macro.
+// target is declared but never launched (with a placeholder tile where none fits) so that the list
+// stays one macro.
 #define STRATA_ATTN_WRAP(tag, E, D, DV)                                                                          \
   struct attn_fwd_##tag                                                                                          \
       : A::forward_kernel<E, D, DV, target,                                                                       \
-                          A::shipped<target, E, D, DV>() ? A::default_config<target, E, D, DV>() : A::kernel_config{16, 4, 2}> { \
+                          (A::default_config<target, E, D, DV>().block_n > 0 ? A::default_config<target, E, D, DV>() \
+                                                                             : A::kernel_config{16, 4, 2})> {              \
     static constexpr bool shipped = A::shipped<target, E, D, DV>();                                              \
   };
 STRATA_ATTN_CONFIGS(STRATA_ATTN_WRAP)

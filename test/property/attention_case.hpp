@@ -29,6 +29,7 @@ inline double load(A::dtype t, const void* base, long long i) {
     case A::dtype::fp32: { float x; std::memcpy(&x, p + 4 * i, 4); return x; }
     case A::dtype::fp16: { std::uint16_t b; std::memcpy(&b, p + 2 * i, 2); return double(float(strata::f16::from_bits(b))); }
     case A::dtype::bf16: { std::uint16_t b; std::memcpy(&b, p + 2 * i, 2); return double(float(strata::bf16::from_bits(b))); }
+    case A::dtype::e4m3: return double(float(strata::f8_e4m3::from_bits(p[i])));
   }
   return 0;
 }
@@ -38,9 +39,13 @@ inline void store(A::dtype t, void* base, long long i, double v) {
     case A::dtype::fp32: { const float x = float(v); std::memcpy(p + 4 * i, &x, 4); return; }
     case A::dtype::fp16: { const auto b = strata::f16(float(v)).bits(); std::memcpy(p + 2 * i, &b, 2); return; }
     case A::dtype::bf16: { const auto b = strata::bf16(float(v)).bits(); std::memcpy(p + 2 * i, &b, 2); return; }
+    case A::dtype::e4m3: p[i] = strata::f8_e4m3(float(v)).bits(); return;
   }
 }
-inline double o_tolerance(A::dtype t) { return t == A::dtype::fp32 ? 2e-5 : t == A::dtype::bf16 ? 2.5e-2 : 4e-3; }
+// fp8: P rounded to e4m3 (relative 2^-4) and O to bf16, on |V| <= v_descale (docs/attention.md, fp8).
+inline double o_tolerance(A::dtype t, float v_descale = 1.f) {
+  return t == A::dtype::fp32 ? 2e-5 : t == A::dtype::bf16 ? 2.5e-2 : t == A::dtype::e4m3 ? 7e-2 * v_descale : 4e-3;
+}
 inline double grad_tolerance(A::dtype t) { return t == A::dtype::fp32 ? 2e-4 : t == A::dtype::bf16 ? 6e-2 : 1.5e-2; }
 
 inline long long at(const A::tensor& t, long long b, long long s, long long h) {
@@ -130,9 +135,10 @@ struct dims { int d, dv; };
 
 /// Common draws: dtype, head dims (small ones more often), options; `work` bounds the cost.
 template <class Src>
-void draw_common(Src& src, A::dtype& type, dims& dd) {
+void draw_common(Src& src, A::dtype& type, dims& dd, bool fp8 = false) {
   const A::dtype types[] = {A::dtype::fp16, A::dtype::bf16, A::dtype::fp32};
   type = src.pick(types);
+  if (fp8 && src.chance(0.2)) type = A::dtype::e4m3;  // the forward only
   const dims all[] = {{32, 32}, {32, 32}, {32, 32}, {64, 64}, {64, 64}, {96, 96}, {128, 128}, {192, 128}, {192, 192}, {256, 256}, {512, 512}};
   dd = src.pick(all);
 }
@@ -229,7 +235,8 @@ inline std::string describe_options(const A::options& o, const std::vector<float
   std::ostringstream s;
   s << "scale " << o.scale << (o.causal ? " causal" : "") << (o.align == A::alignment::top_left ? " top-left" : "") << " window "
     << o.window_left << "/" << o.window_right << " softcap " << o.softcap << (alibi.empty() ? "" : " alibi")
-    << (sinks.empty() ? "" : " sinks") << (o.lse ? " lse" : "") << " dropout " << o.dropout_p;
+    << (sinks.empty() ? "" : " sinks") << (o.lse ? " lse" : "") << " dropout " << o.dropout_p << " descale " << o.q_descale << ","
+    << o.k_descale << "," << o.v_descale;
   return s.str();
 }
 
@@ -260,7 +267,12 @@ struct forward_case {
     const dims dd{q.t.dim, v.t.dim};
     const A::dtype type = q.t.type;
     const A::reference::problem rp = problem_of(opt, heads, heads_k, dd, alibi, sinks);
-    std::vector<char> covered(o.buf.bytes / A::element_bytes(type), 0);
+    std::vector<char> covered(o.buf.bytes / A::element_bytes(o.t.type), 0);
+    // fp8: the reference sees the stored values times their descale factors.
+    const bool fp8 = type == A::dtype::e4m3;
+    auto scaled = [](std::vector<double>& x, std::size_t from, double f) {
+      for (std::size_t i = from; i < x.size(); ++i) x[i] *= f;
+    };
     for (int b = 0; b < batch; ++b) {
       A::reference::sequence rs;
       rs.sq = sq, rs.sk = sk;
@@ -270,9 +282,10 @@ struct forward_case {
         for (int h = 0; h < heads_k; ++h) row(k.t, b, j, h, rs.k);
       for (int j = 0; j < sk; ++j)
         for (int h = 0; h < heads_k; ++h) row(v.t, b, j, h, rs.v);
+      if (fp8) scaled(rs.q, 0, opt.q_descale), scaled(rs.k, 0, opt.k_descale), scaled(rs.v, 0, opt.v_descale);
       const auto ref = A::reference::forward(rp, rs, b);
       const std::string e = compare_rows(o.t, o.base, opt.lse, static_cast<long long>(heads) * sq, sq, ref, b, sq, heads, dd.dv,
-                                         o_tolerance(type), covered);
+                                         o_tolerance(type, opt.v_descale), covered);
       if (!e.empty()) return e;
     }
     return untouched(o, covered);
@@ -285,8 +298,9 @@ inline bool cheap(long long b, long long h, long long sq, long long sk, dims dd,
 }
 
 template <class Src>
-bool make_forward(Src& src, bool fuzz, forward_case& fc, long long budget = 3000000, std::size_t max_bytes = 4u << 20) {
-  draw_common(src, fc.type, fc.dd);
+bool make_forward(Src& src, bool fuzz, forward_case& fc, long long budget = 3000000, std::size_t max_bytes = 4u << 20,
+                  bool fp8 = true) {
+  draw_common(src, fc.type, fc.dd, fp8);
   fc.batch = static_cast<int>(src.range(1, 3));
   if (src.chance(0.05)) fc.batch = 0;
   fc.heads_k = static_cast<int>(src.range(1, 3));
@@ -303,12 +317,19 @@ bool make_forward(Src& src, bool fuzz, forward_case& fc, long long budget = 3000
   const std::uint64_t seed = src.seed();
   std::mt19937_64 g(seed);
   draw_options(src, fc.opt, fc.heads, fc.alibi, fc.sinks, g, fuzz);
+  if (fc.type == A::dtype::e4m3) {  // per-tensor descale factors (scores stay within a few units)
+    const float qk[] = {0.5f, 1.f, 1.25f}, vs[] = {0.25f, 1.f, 3.f};
+    fc.opt.q_descale = src.pick(qk), fc.opt.k_descale = src.pick(qk), fc.opt.v_descale = src.pick(vs);
+    if (fuzz && src.chance(0.05)) fc.opt.k_descale = src.chance(0.5) ? 0.f : std::numeric_limits<float>::quiet_NaN();
+  } else if (fuzz && src.chance(0.02)) {
+    fc.opt.v_descale = 2.f;  // refused: descale factors are for fp8 inputs
+  }
   // (fuzz) a V / O head dim of their own: drawn before the layouts so that O's rows never overlap.
   const int dv = fuzz && src.chance(0.04) ? static_cast<int>(src.range(-1, 80)) : fc.dd.dv;
   fc.q.t = draw_layout(src, fc.type, fc.batch, fc.sq, fc.heads, fc.dd.d);
   fc.k.t = draw_layout(src, fc.type, fc.batch, fc.sk, fc.heads_k, fc.dd.d);
   fc.v.t = draw_layout(src, fc.type, fc.batch, fc.sk, fc.heads_k, std::max(1, dv));
-  fc.o.t = draw_layout(src, fc.type, fc.batch, fc.sq, fc.heads, std::max(1, dv));
+  fc.o.t = draw_layout(src, fc.type == A::dtype::e4m3 ? A::dtype::bf16 : fc.type, fc.batch, fc.sq, fc.heads, std::max(1, dv));
   fc.v.t.dim = fc.o.t.dim = dv;
   int mis_q = 0, mis_o = 0;
   bool null_k = false;
@@ -324,7 +345,7 @@ bool make_forward(Src& src, bool fuzz, forward_case& fc, long long budget = 3000
     // Strides off by less than 16 bytes (must be rejected; overlapping rows are the caller's business).
     const int unit = 16 / A::element_bytes(fc.type);
     if (src.chance(0.04)) fc.q.t.row_stride += src.range(1, unit - 1);
-    if (src.chance(0.04)) fc.o.t.head_stride += src.range(1, unit - 1);
+    if (src.chance(0.04)) fc.o.t.head_stride += src.range(1, 16 / A::element_bytes(fc.o.t.type) - 1);
     if (src.chance(0.04)) fc.k.t.batch_stride = -fc.k.t.batch_stride;
     if (src.chance(0.03)) mis_q = static_cast<int>(src.range(1, 15));
     if (src.chance(0.03)) mis_o = static_cast<int>(src.range(1, 15));
@@ -633,7 +654,7 @@ struct backward_case {
 
 template <class Src>
 bool make_backward(Src& src, bool fuzz, backward_case& bc, long long budget = 1500000, std::size_t max_bytes = 4u << 20) {
-  if (!make_forward(src, false, bc.f, budget, max_bytes / 2)) return false;
+  if (!make_forward(src, false, bc.f, budget, max_bytes / 2, /*fp8=*/false)) return false;  // fp8 is forward only
   forward_case& f = bc.f;
   if (!f.opt.lse) {
     f.lse.alloc(static_cast<std::size_t>(f.batch) * f.heads * f.sq * 4);

@@ -303,6 +303,38 @@ TEST_CASE("attention: mismatched dtypes and shapes", "[bad-input][attention]") {
   CHECK_THAT(w, Contains("fp16"));
 }
 
+TEST_CASE("attention: fp8 e4m3 dtypes and descale factors", "[bad-input][attention]") {
+  attn_setup t;
+  auto E = [&](float* p, int sl, int h, A::dtype ty = A::dtype::e4m3) { return A::bshd(p, ty, 1, sl, h, 32); };
+  const A::tensor q = E(t.bq.data(), 4, 2), k = E(t.bk.data(), 8, 1), v = E(t.bv.data(), 8, 1);
+  auto fwd8 = [&](A::tensor o, A::options opt = {}) {
+    return std::function<void()>([=, &t] { strata::attention<host>(t.s, q, k, v, o, opt); });
+  };
+  // O of fp8 inputs is bf16: an fp8 (or fp16) o is named.
+  auto w = expect_error<strata::invalid_argument>(fwd8(E(t.bo.data(), 4, 2)), AF, "o");
+  CHECK_THAT(w, Contains("needs bf16"));
+  const A::tensor ob = E(t.bo.data(), 4, 2, A::dtype::bf16);
+  CHECK_NOTHROW(fwd8(ob)());
+  A::options opt;
+  opt.k_descale = 0.f;
+  expect_error<strata::invalid_argument>(fwd8(ob, opt), AF, "options.k_descale");
+  opt.k_descale = std::numeric_limits<float>::quiet_NaN();
+  expect_error<strata::invalid_argument>(fwd8(ob, opt), AF, "options.k_descale");
+  // A descale factor on non-fp8 inputs would be ignored: refused instead.
+  opt = {};
+  opt.v_descale = 2.f;
+  w = expect_error<strata::invalid_argument>(t.fwd(t.q, t.k, t.v, t.o, opt), AF, "options.v_descale");
+  CHECK_THAT(w, Contains("fp8"));
+  // The backward and decode have no fp8 path: they say so, naming q.
+  w = expect_error<strata::invalid_argument>(
+      [&] { strata::attention_backward<host>(t.s, q, k, v, ob, ob, q, k, v, {.lse = t.blse.data()}, {t.bws.data(), 65536 * 4}); }, AB, "q");
+  CHECK_THAT(w, Contains("forward only"));
+  A::decode_args dec;
+  dec.cache_seqlens = t.blens.data();
+  const A::tensor q1 = E(t.bq.data(), 1, 2), o1 = E(t.bo.data(), 1, 2, A::dtype::bf16);
+  expect_error<strata::invalid_argument>([&] { strata::attention_decode<host>(t.s, q1, k, v, o1, dec, {}, {}); }, AD, "q");
+}
+
 TEST_CASE("attention: unsupported head dims", "[bad-input][attention]") {
   attn_setup t;
   auto T = [&](float* p, int sl, int h, int d) { return A::bshd(p, A::dtype::fp32, 1, sl, h, d); };

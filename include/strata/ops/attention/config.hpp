@@ -51,6 +51,26 @@ template <class Target, class Elem>
 struct atom_choice<Target, Elem> {
   using type = mma::cdna_f32_16bit<16, Elem>;  // 16x16x16: 16 query rows per wavefront
 };
+// fp8 e4m3 where the target has fp8 tensor cores: mma.sync m16n8k32 (sm89+), and CDNA3's FNUZ MFMA
+// 16x16x32 reading OCP bytes (mfma_ocp_fp8.hpp: operands prepared, products scaled by 4). Elsewhere
+// (sm80, gfx90a, the host target) the FMA atom above, which the emulator runs and GPU builds do not ship.
+template <class Target, class Elem>
+  requires(std::is_same_v<Elem, f8_e4m3> && mma::sm89_16x8x32_f32e4m3::available_on<Target>)
+struct atom_choice<Target, Elem> {
+  using type = mma::sm89_16x8x32_f32e4m3;
+};
+template <class Target, class Elem>
+  requires(std::is_same_v<Elem, f8_e4m3> && mma::cdna3_16x16x32_f32e4m3_ocp::available_on<Target>)
+struct atom_choice<Target, Elem> {
+  using type = mma::cdna3_16x16x32_f32e4m3_ocp;
+};
+
+/// The scale the atom's products carry (mfma_ocp_fp8.hpp: 4 for OCP fp8 on CDNA3), 1 for the others.
+template <class Atom>
+constexpr float product_scale() {
+  if constexpr (requires { Atom::product_scale; }) return Atom::product_scale;
+  else return 1.f;
+}
 
 }  // namespace detail
 
@@ -58,6 +78,11 @@ struct atom_choice<Target, Elem> {
 /// 16x16x16 on CDNA, scalar FMA otherwise (fp32 everywhere, and every type on the host target).
 template <class Target, class Elem>
 using atom_for = typename detail::atom_choice<Target, Elem>::type;
+
+/// The element type of O: the input's, except fp8 inputs, which write bf16 (as FlashAttention-3 does:
+/// an fp8 output would round O to 3 mantissa bits and needs an output scale nobody knows in advance).
+template <class Elem>
+using out_elem = std::conditional_t<std::is_same_v<Elem, f8_e4m3>, bf16, Elem>;
 
 /// Shared bytes of one configuration (must match forward_kernel::shared_storage).
 template <class Elem>
@@ -79,13 +104,20 @@ constexpr kernel_config default_config() {
   // 16 do not (the 256 ones get 16 anyway from the 64 KiB of LDS).
   const bool sm100 = std::is_same_v<Target, arch::sm100a>;
   const bool wide_mfma = Target::vendor_id == arch::vendor::amd && Dv >= 192;
-  const int cap = (sm100 && D >= 128) || wide_mfma ? 16 : (sm100 || std::is_same_v<Target, arch::sm90a>) ? 32 : 64;
+  int cap = (sm100 && D >= 128) || wide_mfma ? 16 : (sm100 || std::is_same_v<Target, arch::sm90a>) ? 32 : 64;
+  // fp8 atoms take 32 keys per step (K = 32), so a tile has at least 32 keys. 32 compiles without
+  // spills everywhere but at head dim 64 on mma.sync, where ptxas caps itself at 128 registers and
+  // spills 8 B (sm_90a); 64 keys take 158-163 registers there and do not.
+  const bool fp8 = sizeof(Elem) == 1 && A::K == 32;
+  const bool mma_sync = Target::atoms.has(arch::atom_family::mma_sync_f16);
+  if (fp8) cap = mma_sync && D == 64 ? 64 : 32;
   // mma.sync with both head dims 192 or more: the Q fragments (D / 4 registers per thread) and the O
   // accumulator (Dv / 2) do not both fit 255 registers (ptxas spilled 48-430 B at 256, and at 192 on
   // sm_100a), so Q is staged in shared memory and its fragments are read per key tile, and P V runs in
   // 64-column slices of V (forward.hpp, o_parts).
-  const bool q_in_shared =
-      Target::atoms.has(arch::atom_family::mma_sync_f16) && sizeof(Elem) == 2 && D >= 192 && Dv >= 192;
+  // fp8 on mma.sync, QK head dim 192 or more: the same, for V's fragments (32 bytes of V per
+  // 8 columns): sm_100a spilled 12-520 B at 192 and 192/128 without it, sm_90a 76 B at 256.
+  const bool q_in_shared = mma_sync && ((sizeof(Elem) == 2 && D >= 192 && Dv >= 192) || (fp8 && D >= 192));
   for (int bn : {64, 32, 16, 8}) {
     if (bn > cap) continue;
     if (bn % A::N != 0 || bn % A::K != 0) continue;
@@ -102,11 +134,17 @@ constexpr kernel_config default_config() {
 ///     of one warp's 16 rows alone is 256 registers: needs Dv split across warps) and fp32 >= 64.
 ///   AMD (MFMA 16x16x16, gfx90a and gfx942, the targets the compile check builds): fp16 / bf16 head
 ///     dims 32 .. 256 and 192/128. 512 does not fit 64 KiB of LDS; fp32 (FMA) spills VGPRs to scratch.
+///   fp8 e4m3: head dims 32 .. 256 and 192/128 where the target has fp8 tensor cores (sm_90a, sm_100a
+///     with mma.sync m16n8k32; gfx942 with MFMA 16x16x32), except 256 on sm_100a (ptxas spills 40 B
+///     even with Q in shared memory); not on sm_80 or gfx90a, which have none.
 template <class Target, class Elem, int D, int Dv>
 constexpr bool shipped() {
   if (default_config<Target, Elem, D, Dv>().block_n == 0) return false;
   const bool nvidia = Target::vendor_id == arch::vendor::nvidia;
   if constexpr (std::is_same_v<Elem, float>) return nvidia && D == 32 && Dv == 32;
+  if constexpr (std::is_same_v<Elem, f8_e4m3>)
+    return atom_for<Target, Elem>::K == 32 && !(std::is_same_v<Target, arch::sm100a> && D == 256) &&
+           ((D == Dv && D <= 256) || (D == 192 && Dv == 128));
   const bool checked = nvidia || std::is_same_v<Target, arch::gfx90a> || std::is_same_v<Target, arch::gfx942>;
   return checked && ((D == Dv && D <= 256) || (D == 192 && Dv == 128));
 }

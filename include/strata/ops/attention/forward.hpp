@@ -64,7 +64,8 @@ struct forward_params {
   const int* block_table;      // paged cache or null
   int bt_stride, page_size;
   int num_pages;               // paged: pages in the pool; a table entry outside [0, num_pages) reads page 0
-  float scale, softcap;
+  float scale, softcap;        // scale includes fp8's q_descale * k_descale
+  float o_scale;               // O's factor after the softmax: fp8's v_descale, else 1
   const float* alibi;
   const float* sinks;
   int window_left, window_right, bottom_right, longest_first;
@@ -96,14 +97,18 @@ STRATA_HOST_DEVICE inline seq_view sequence(const forward_params& p, int b) {
 
 }  // namespace detail
 
-/// The forward kernel for element type `Elem` (f16, bf16, float), QK head dim D and V head dim Dv,
-/// configured for `Target`, with optional score and mask modifiers (mods.hpp).
+/// The forward kernel for element type `Elem` (f16, bf16, float, f8_e4m3), QK head dim D and V head
+/// dim Dv, configured for `Target`, with optional score and mask modifiers (mods.hpp). O is written
+/// as out_elem<Elem> (bf16 for fp8 inputs). fp8: P is rounded to e4m3 before P V (as in
+/// FlashAttention-3), the descale factors ride in params::scale and params::o_scale.
 template <class Elem, int D, int Dv, class Target, kernel_config Cfg = default_config<Target, Elem, D, Dv>(),
           class ScoreMod = no_score_mod, class MaskMod = no_mask_mod>
 struct forward_kernel {
   using target = Target;
   using params = detail::forward_params;
   using atom = atom_for<Target, Elem>;
+  using out_type = out_elem<Elem>;
+  static constexpr float product_scale = detail::product_scale<atom>();  // 4 for OCP fp8 on CDNA3
   static constexpr const char* name = "attention_forward_kernel";
   static constexpr int warp_size = Target::warp_size;
   static constexpr int WM = atom::M;                 // query rows per warp
@@ -199,7 +204,10 @@ struct forward_kernel {
     if constexpr (!q_in_shared) {
       const mma::matrix_ref<const Elem> qm{qb + static_cast<long long>(wm0) * p.q_rs, detail::imax(sq.sq - wm0, 0), D, p.q_rs};
       STRATA_UNROLL
-      for (int kk = 0; kk < D / atom::K; ++kk) s_tile::template load_a<mma::edges::rows>(ctx, qf[kk], qm, 0, kk * atom::K);
+      for (int kk = 0; kk < D / atom::K; ++kk) {
+        s_tile::template load_a<mma::edges::rows>(ctx, qf[kk], qm, 0, kk * atom::K);
+        prepare(qf[kk]);
+      }
     }
 
     // ---- K/V addressing: contiguous (dense or packed) or paged ----------------------------------
@@ -247,6 +255,7 @@ struct forward_kernel {
     if (p.window_right >= 0) j_hi = static_cast<int>(qpos + p.window_right + 1 < j_hi ? qpos + p.window_right + 1 : j_hi);
     if (p.window_left >= 0) j_lo = static_cast<int>(qpos - p.window_left > 0 ? qpos - p.window_left : 0);
     const float drop_scale = p.dropout_p > 0.f ? 1.f / (1.f - p.dropout_p) : 1.f;
+    const float s_scale = p.scale * product_scale;  // S holds products / product_scale
 
     typename o_tile::accumulator acc[o_parts];
     STRATA_UNROLL
@@ -280,9 +289,11 @@ struct forward_kernel {
       for (int kk = 0; kk < D / atom::K; ++kk) {
         typename s_tile::b_fragments kf;
         s_tile::template load_b<mma::edges::inside>(ctx, kf, kt, kk * atom::K, 0);
+        prepare(kf);
         if constexpr (q_in_shared) {
           const mma::matrix_ref<const Elem> qs{sm.q + w * WM * D, WM, D, D};
           s_tile::template load_a<mma::edges::inside>(ctx, qf[0], qs, 0, kk * atom::K);
+          prepare(qf[0]);
           s_tile::mma(ctx, qf[0], kf, sacc);
         } else {
           s_tile::mma(ctx, qf[kk], kf, sacc);
@@ -298,7 +309,7 @@ struct forward_kernel {
       float mx = m_run;
       for (int c = part; c < BN; c += lanes_per_row) {
         const int j = n0 + c;
-        float x = srow[c] * p.scale;
+        float x = srow[c] * s_scale;
         if (p.softcap > 0.f) x = p.softcap * ::tanhf(x / p.softcap);
         if (p.alibi) {
           const long long dist = qpos - j;
@@ -341,10 +352,12 @@ struct forward_kernel {
       for (int kk = 0; kk < BN / atom::K; ++kk) {
         typename o_tile::a_fragments pf;
         o_tile::template load_a<mma::edges::inside>(ctx, pf, pm, 0, kk * atom::K);
+        prepare(pf);
         STRATA_UNROLL
         for (int op = 0; op < o_parts; ++op) {
           typename o_tile::b_fragments vf;
           o_tile::template load_b<mma::edges::inside>(ctx, vf, vm, kk * atom::K, op * o_cols);
+          prepare(vf);
           o_tile::mma(ctx, pf, vf, acc[op]);
         }
       }
@@ -358,18 +371,20 @@ struct forward_kernel {
     }
     warp.sync();
     {
+      // 1 / l, with fp8's V descale and the atom's product scale folded in.
+      const float o_scale = p.o_scale * product_scale;
       float inv[WM];
       STRATA_UNROLL
-      for (int i = 0; i < WM; ++i) inv[i] = sm.l[w * WM + i] > 0.f ? 1.f / sm.l[w * WM + i] : 0.f;
+      for (int i = 0; i < WM; ++i) inv[i] = sm.l[w * WM + i] > 0.f ? o_scale / sm.l[w * WM + i] : 0.f;
       rescale(ctx, acc, inv);
     }
     const int rows = detail::imax(sq.sq - wm0, 0);
     const float lse = l_run > 0.f ? m_run + ::logf(l_run) : detail::neg_inf();
     if (p.num_splits == 1) {
-      Elem* ob = static_cast<Elem*>(p.o) + b * p.o_bs + static_cast<long long>(sq.q0 + wm0) * p.o_rs + h * p.o_hs;
+      out_type* ob = static_cast<out_type*>(p.o) + b * p.o_bs + static_cast<long long>(sq.q0 + wm0) * p.o_rs + h * p.o_hs;
       STRATA_UNROLL
       for (int op = 0; op < o_parts; ++op)
-        o_tile::template store_c<mma::edges::rows>(ctx, acc[op], mma::matrix_ref<Elem>{ob, rows, Dv, p.o_rs}, 0, op * o_cols);
+        o_tile::template store_c<mma::edges::rows>(ctx, acc[op], mma::matrix_ref<out_type>{ob, rows, Dv, p.o_rs}, 0, op * o_cols);
       if (p.lse && part == 0 && qi < sq.sq) p.lse[b * p.lse_bs + h * p.lse_hs + sq.q0 + qi] = lse;
     } else {
       const long long row0 = ((static_cast<long long>(split) * p.batch + b) * p.heads + h) * p.seqlen_q;
@@ -382,6 +397,14 @@ struct forward_kernel {
   }
 
  private:
+  // The atom's operand rewrite after each fragment load (mfma_ocp_fp8.hpp); nothing for the others.
+  template <class Fragments>
+  STRATA_HOST_DEVICE STRATA_FORCEINLINE static void prepare(Fragments& x) {
+    if constexpr (mma::has_operand_prepare<atom>)
+      for (auto& row : x.f)
+        for (auto& f : row) atom::prepare(f);
+  }
+
   // acc(r, c) *= f[r] for the warp's rows, in every column slice; r from the atom's accumulator layout.
   template <class Ctx>
   STRATA_HOST_DEVICE static void rescale(Ctx& ctx, typename o_tile::accumulator (&acc)[o_parts], const float* f) {

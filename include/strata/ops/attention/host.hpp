@@ -60,13 +60,40 @@ inline void check_tensor(const std::string& op, const char* name, const tensor& 
                                            num(t.head_stride) + " elements) must be multiples of 16 bytes");
 }
 
+/// The element types of the backward and decode (fp8 is forward only: validate_not_fp8).
 template <class F>
 void with_dtype(dtype t, F&& f) {
   switch (t) {
     case dtype::fp16: f(f16{}); return;
     case dtype::bf16: f(bf16{}); return;
     case dtype::fp32: f(float{}); return;
+    case dtype::e4m3: return;
   }
+}
+/// The forward's: those and fp8 e4m3.
+template <class F>
+void with_forward_dtype(dtype t, F&& f) {
+  if (t == dtype::e4m3) return f(f8_e4m3{});
+  with_dtype(t, f);
+}
+template <class Elem>
+constexpr dtype dtype_of() {
+  if constexpr (std::is_same_v<Elem, float>) return dtype::fp32;
+  else if constexpr (std::is_same_v<Elem, bf16>) return dtype::bf16;
+  else if constexpr (std::is_same_v<Elem, f8_e4m3>) return dtype::e4m3;
+  else return dtype::fp16;
+}
+template <class Elem>
+std::string type_words() {
+  if constexpr (std::is_same_v<Elem, float>) return "fp32";
+  else if constexpr (std::is_same_v<Elem, f8_e4m3>) return "fp8 e4m3";
+  else return "16-bit";
+}
+/// The entries without an fp8 path (the backward, decode) say so instead of reading bytes as fp16.
+inline void validate_not_fp8(const std::string& op, const tensor& q) {
+  if (q.type == dtype::e4m3)
+    throw invalid_argument(op, "q", "has dtype e4m3: fp8 attention is forward only (strata::attention); "
+                                    "dequantize to bf16 for this entry");
 }
 
 template <class F>
@@ -138,7 +165,16 @@ inline void validate(const std::string& op, const tensor& q, const tensor& k, co
   check_tensor(op, "o", o);
   if (k.type != q.type) throw invalid_argument(op, "k", std::string("has dtype ") + to_string(k.type) + " but q has " + to_string(q.type));
   if (v.type != q.type) throw invalid_argument(op, "v", std::string("has dtype ") + to_string(v.type) + " but q has " + to_string(q.type));
-  if (o.type != q.type) throw invalid_argument(op, "o", std::string("has dtype ") + to_string(o.type) + " but q has " + to_string(q.type));
+  const dtype o_want = q.type == dtype::e4m3 ? dtype::bf16 : q.type;  // fp8 writes bf16 (config.hpp, out_elem)
+  if (o.type != o_want)
+    throw invalid_argument(op, "o", std::string("has dtype ") + to_string(o.type) + " but q's " + to_string(q.type) +
+                                        " needs " + to_string(o_want));
+  for (auto [name, x] : {std::pair{"options.q_descale", opt.q_descale}, std::pair{"options.k_descale", opt.k_descale},
+                         std::pair{"options.v_descale", opt.v_descale}}) {
+    if (!(std::isfinite(x) && x > 0.f)) throw invalid_argument(op, name, "must be positive and finite, is " + std::to_string(x));
+    if (q.type != dtype::e4m3 && x != 1.f)
+      throw invalid_argument(op, name, std::string("applies to fp8 (e4m3) inputs only; q has dtype ") + to_string(q.type));
+  }
   if (k.dim != q.dim) throw invalid_argument(op, "k", "has head dim " + num(k.dim) + " but q has " + num(q.dim));
   if (o.dim != v.dim) throw invalid_argument(op, "o", "has head dim " + num(o.dim) + " but v has " + num(v.dim));
   if (!supported_dims(q.dim, v.dim))
@@ -181,6 +217,8 @@ inline forward_params base_params(const tensor& q, const tensor& k, const tensor
   p.batch = q.batch, p.heads = q.heads, p.heads_k = k.heads, p.seqlen_q = q.seqlen, p.seqlen_k = k.seqlen;
   p.cu_q = opt.cu_seqlens_q, p.cu_k = opt.cu_seqlens_k, p.used_q = opt.seqused_q, p.used_k = opt.seqused_k;
   p.scale = std::isnan(opt.scale) ? 1.f / std::sqrt(static_cast<float>(q.dim)) : opt.scale;
+  p.o_scale = 1.f;
+  if (q.type == dtype::e4m3) p.scale *= opt.q_descale * opt.k_descale, p.o_scale = opt.v_descale;
   p.softcap = opt.softcap, p.alibi = opt.alibi_slopes, p.sinks = opt.sinks;
   p.window_left = opt.window_left, p.window_right = opt.window_right;
   if (opt.causal) p.window_right = 0;  // causal is a window with no keys to the right of the diagonal
@@ -206,13 +244,15 @@ void launch_forward(stream& s, const std::string& op, forward_params fp, const S
                     const Before& before = {}) {
   if constexpr (!fits<Elem, D, Dv, Target>) {
     (void)s, (void)fp, (void)sm, (void)mm, (void)before;
-    throw unsupported(op + ": head dim " + num(D) + " (V " + num(Dv) + ") in " + (sizeof(Elem) == 4 ? "fp32" : "16-bit") +
+    throw unsupported(op + ": head dim " + num(D) + " (V " + num(Dv) + ") in " + type_words<Elem>() +
                       " does not fit the shared memory of target " + std::string(Target::name));
   } else if constexpr ((STRATA_BACKEND_CUDA || STRATA_BACKEND_HIP) && !shipped<Target, Elem, D, Dv>()) {
     (void)s, (void)fp, (void)sm, (void)mm, (void)before;
-    throw unsupported(op + ": head dim " + num(D) + " (V " + num(Dv) + ") in " + (sizeof(Elem) == 4 ? "fp32" : "16-bit") +
+    throw unsupported(op + ": head dim " + num(D) + " (V " + num(Dv) + ") in " + type_words<Elem>() +
                       " is not shipped for target " + std::string(Target::name) +
-                      " (it spills registers there; see docs/attention.md, feature matrix)");
+                      (std::is_same_v<Elem, f8_e4m3> && atom_for<Target, Elem>::K != 32
+                           ? std::string(" (it has no fp8 tensor cores: sm_89+ and gfx942 have them)")
+                           : std::string(" (it spills registers there; see docs/attention.md, feature matrix)")));
   } else {
     using K = forward_kernel<Elem, D, Dv, Target, default_config<Target, Elem, D, Dv>(), SM, MM>;
     fp.m_tiles = (fp.seqlen_q + K::BM - 1) / K::BM;
@@ -246,7 +286,7 @@ void attention(stream& s, const attn::tensor& q, const attn::tensor& k, const at
   const auto aliasing = [&] {
     if (!opt.cu_seqlens_q) A::detail::check_outputs(op, {{"o", &o}}, {{"q", &q}, {"k", &k}, {"v", &v}}, &q);
   };
-  A::detail::with_dtype(q.type, [&](auto e) {
+  A::detail::with_forward_dtype(q.type, [&](auto e) {
     A::detail::with_dims(q.dim, v.dim, [&](auto d, auto dv) {
       A::detail::launch_forward<decltype(e), decltype(d)::value, decltype(dv)::value, Target>(s, op, fp, score_mod, mask_mod,
                                                                                              aliasing);
@@ -263,7 +303,7 @@ void run(stream& s, const tensor& q, const tensor& k, const tensor& v, const ten
          const ScoreMod& score_mod = {}, const MaskMod& mask_mod = {}) {
   const std::string op = "strata::attention";
   detail::validate(op, q, k, v, o, opt, false);
-  const dtype want = std::is_same_v<Elem, float> ? dtype::fp32 : std::is_same_v<Elem, bf16> ? dtype::bf16 : dtype::fp16;
+  const dtype want = detail::dtype_of<Elem>();
   if (q.type != want) throw invalid_argument(op, "q", std::string("has dtype ") + to_string(q.type) + " but this entry is " + to_string(want));
   if (q.dim != D || v.dim != Dv) throw invalid_argument(op, "q", "head dims do not match this entry's " + detail::num(D) + "/" + detail::num(Dv));
   detail::launch_forward<Elem, D, Dv, Target>(s, op, detail::base_params(q, k, v, o, opt), score_mod, mask_mod, [&] {
@@ -304,6 +344,7 @@ void attention_decode(stream& s, const attn::tensor& q, const attn::tensor& k_ca
   namespace A = strata::attn;
   const std::string op = "strata::attention_decode";
   const bool paged = dec.paged.block_table != nullptr;
+  A::detail::validate_not_fp8(op, q);
   A::detail::validate(op, q, k_cache, v_cache, o, opt, paged);
   if (q.seqlen < 1 || q.seqlen > 16) throw invalid_argument(op, "q", "must have 1 to 16 query tokens, has " + A::detail::num(q.seqlen));
   if (!dec.cache_seqlens) throw invalid_argument(op, "decode.cache_seqlens", "is null");
@@ -441,6 +482,7 @@ template <class Target>
 backward_params prepare_backward(const std::string& op, const tensor& q, const tensor& k, const tensor& v, const tensor& o,
                                  const tensor& dout, const tensor& dq, const tensor& dk, const tensor& dv,
                                  const options& opt, workspace ws) {
+  validate_not_fp8(op, q);
   validate(op, q, k, v, o, opt, false);
   check_tensor(op, "dout", dout);
   check_tensor(op, "dq", dq);
@@ -542,7 +584,7 @@ void run_backward(stream& s, const tensor& q, const tensor& k, const tensor& v, 
                   const ScoreMod& score_mod = {}, const MaskMod& mask_mod = {}) {
   const std::string op = "strata::attention_backward";
   const detail::backward_params bp = detail::prepare_backward<Target>(op, q, k, v, o, dout, dq, dk, dv, opt, ws);
-  const dtype want = std::is_same_v<Elem, float> ? dtype::fp32 : std::is_same_v<Elem, bf16> ? dtype::bf16 : dtype::fp16;
+  const dtype want = detail::dtype_of<Elem>();
   if (q.type != want) throw invalid_argument(op, "q", std::string("has dtype ") + to_string(q.type) + " but this entry is " + to_string(want));
   if (q.dim != D || v.dim != Dv) throw invalid_argument(op, "q", "head dims do not match this entry's " + detail::num(D) + "/" + detail::num(Dv));
   detail::launch_backward<Elem, D, Dv, Target>(s, op, bp, score_mod, mask_mod, [&] {

@@ -21,17 +21,20 @@
 
 namespace strata::attn {
 
-enum class dtype { fp16, bf16, fp32 };
+/// e4m3: OCP fp8 (strata::f8_e4m3) Q, K and V with per-tensor descale factors (options), forward
+/// only, O in bf16.
+enum class dtype { fp16, bf16, fp32, e4m3 };
 
 inline const char* to_string(dtype t) {
   switch (t) {
     case dtype::fp16: return "fp16";
     case dtype::bf16: return "bf16";
     case dtype::fp32: return "fp32";
+    case dtype::e4m3: return "e4m3";
   }
   return "?";
 }
-inline int element_bytes(dtype t) { return t == dtype::fp32 ? 4 : 2; }
+inline int element_bytes(dtype t) { return t == dtype::fp32 ? 4 : t == dtype::e4m3 ? 1 : 2; }
 
 /// A (batch, seqlen, heads, dim) tensor; strides in elements (the dim stride is 1).
 struct tensor {
@@ -77,6 +80,9 @@ struct options {
   unsigned long long seed = 0, offset = 0;  // dropout: Philox key and counter offset (philox.hpp); the
                                             // backward must get the forward's values
   float* dsinks = nullptr;                  // backward only: gradient of the sinks, fp32 (heads), overwritten
+  // fp8 (dtype::e4m3) only: the stored tensors are the real ones divided by these (per-tensor scaling,
+  // as FlashAttention-3 takes them): S = (q_descale * k_descale) * Qs Ks^T, O = v_descale * P Vs.
+  float q_descale = 1.f, k_descale = 1.f, v_descale = 1.f;
 };
 
 /// Paged KV cache for decode: K and V are (num_pages, page_size, heads_k, dim) pools; sequence b's
