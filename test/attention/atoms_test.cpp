@@ -19,6 +19,11 @@ TEST_CASE("attention forward on sm80 (mma.sync, cp.async)", "[attention]") {
   cw.causal = true, cw.window_left = 20;
   check<f16, 256, 256, sm80>({.batch = 2, .heads = 2, .heads_k = 2, .sq = 70, .sk = 66, .opt = cw});
   check<bf16, 256, 256, strata::arch::sm100a>({.batch = 1, .heads = 1, .heads_k = 1, .sq = 3, .sk = 40, .varlen = false});
+  // 512: two blocks per query tile, each with half of V's columns (v_slices); only one writes the LSE.
+  A::options cs;
+  cs.causal = true;
+  check<bf16, 512, 512, sm80>({.batch = 2, .heads = 2, .heads_k = 1, .sq = 67, .sk = 40, .opt = cs});
+  check<f16, 512, 512, strata::arch::sm100a>({.batch = 1, .heads = 1, .heads_k = 1, .sq = 5, .sk = 33, .bhsd = true, .sinks = {0.5f}});
 }
 
 TEST_CASE("attention forward on gfx942 (MFMA, wave64, 8 chiplets)", "[attention]") {

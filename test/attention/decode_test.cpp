@@ -124,6 +124,8 @@ TEST_CASE("attention decode: split-KV, append, paged == dense", "[attention]") {
   decode_case<bf16, 128>{.B = 2, .H = 2, .HK = 1, .SQ = 16, .S = 80, .s_new = 1, .page = 16, .lens = {0, 79}}.test(true);
   // sm80 at head dim 256: Q staged in shared memory and O in 64-column slices, split-KV partials too.
   decode_case<bf16, 256, strata::arch::sm80>{.B = 1, .H = 2, .HK = 1, .SQ = 5, .S = 70, .lens = {41}}.test(true);
+  // sm90a at head dim 512: V split over two blocks (v_slices), each writing its columns of the partials.
+  decode_case<f16, 512, strata::arch::sm90a>{.B = 1, .H = 2, .HK = 1, .SQ = 2, .S = 90, .lens = {70}}.test(true);
   // gfx942 (MFMA, wave64): the decode path of the AMD forward.
   decode_case<f16, 64, strata::arch::gfx942>{.B = 2, .H = 2, .HK = 2, .SQ = 2, .S = 50, .lens = {17, 33}}.test(false);
 }

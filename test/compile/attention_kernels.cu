@@ -6,7 +6,8 @@
 // that keep it out. Registers per configuration: docs/attention.md, "Compile report".
 //
 // fp16 / bf16 head dims 32 .. 256 and 192/128 on every target: mma.sync m16n8k16 on NVIDIA (192 and
-// 256 with Q staged in shared memory), MFMA 16x16x16 on AMD; and FMA fp32 head dim 32 on NVIDIA.
+// 256 with Q staged in shared memory), MFMA 16x16x16 on AMD; fp16 / bf16 512 on NVIDIA (Q in shared
+// memory, V split over two blocks); and FMA fp32 head dim 32 on NVIDIA.
 // fp8 e4m3 head dims 32 .. 256 and 192/128 where the target has fp8 tensor cores: mma.sync m16n8k32
 // on sm_90a / sm_100a (192 and up with Q in shared memory; 256 not on sm_100a, 40 B of spills), MFMA
 // 16x16x32 (OCP bytes on the FNUZ instruction) on gfx940; not on sm_80 or gfx90a, which have none.
@@ -15,7 +16,7 @@
 // compile-expect-kernels sm_.*|gfx.*: attn_fwd_bf16_d32 attn_fwd_bf16_d64 attn_fwd_bf16_d96 attn_fwd_bf16_d128
 // compile-expect-kernels sm_.*|gfx.*: attn_fwd_f16_d192_128 attn_fwd_bf16_d192_128
 // compile-expect-kernels sm_.*|gfx.*: attn_fwd_f16_d192 attn_fwd_bf16_d192 attn_fwd_f16_d256 attn_fwd_bf16_d256
-// compile-expect-kernels sm_.*: attn_fwd_f32_d32
+// compile-expect-kernels sm_.*: attn_fwd_f32_d32 attn_fwd_f16_d512 attn_fwd_bf16_d512
 // compile-expect-kernels sm_90a|sm_100a|gfx940: attn_fwd_e4m3_d32 attn_fwd_e4m3_d64 attn_fwd_e4m3_d96 attn_fwd_e4m3_d128
 // compile-expect-kernels sm_90a|sm_100a|gfx940: attn_fwd_e4m3_d192 attn_fwd_e4m3_d192_128
 // compile-expect-kernels sm_90a|gfx940: attn_fwd_e4m3_d256
@@ -41,7 +42,8 @@
   X(f16_d192, f16, 192, 192) X(bf16_d192, bf16, 192, 192) X(f16_d256, f16, 256, 256)                     \
   X(bf16_d256, bf16, 256, 256) X(f32_d32, float, 32, 32) X(e4m3_d32, f8_e4m3, 32, 32) X(e4m3_d64, f8_e4m3, 64, 64)   \
   X(e4m3_d96, f8_e4m3, 96, 96) X(e4m3_d128, f8_e4m3, 128, 128) X(e4m3_d192, f8_e4m3, 192, 192)                  \
-  X(e4m3_d256, f8_e4m3, 256, 256) X(e4m3_d192_128, f8_e4m3, 192, 128)
+  X(e4m3_d256, f8_e4m3, 256, 256) X(e4m3_d192_128, f8_e4m3, 192, 128) X(f16_d512, f16, 512, 512)                \
+  X(bf16_d512, bf16, 512, 512)
 
 namespace strata_test {
 using target = strata::arch::STRATA_COMPILE_TARGET;

@@ -21,6 +21,8 @@ struct kernel_config {
   int stages = 2;
   bool q_in_shared = false;  // Q tile staged in shared memory and read per key tile, instead of held in
                              // registers for the whole loop (wide head dims: frees D / 4 registers)
+  int v_slices = 1;          // blocks per query tile, each computing O for Dv / v_slices columns
+                             // (forward.hpp; 16-bit head dim 512 on mma.sync)
   friend constexpr bool operator==(const kernel_config&, const kernel_config&) = default;
 };
 
@@ -118,20 +120,24 @@ constexpr kernel_config default_config() {
   // fp8 on mma.sync, QK head dim 192 or more: the same, for V's fragments (32 bytes of V per
   // 8 columns): sm_100a spilled 12-520 B at 192 and 192/128 without it, sm_90a 76 B at 256.
   const bool q_in_shared = mma_sync && ((sizeof(Elem) == 2 && D >= 192 && Dv >= 192) || (fp8 && D >= 192));
+  // mma.sync, 16-bit V head dim 512: O for all of Dv is 256 fp32 registers per thread, more than a
+  // thread has, so two blocks share a query tile, each with 256 of V's columns (forward.hpp).
+  const int v_slices = mma_sync && sizeof(Elem) == 2 && Dv >= 512 ? 2 : 1;
   for (int bn : {64, 32, 16, 8}) {
     if (bn > cap) continue;
     if (bn % A::N != 0 || bn % A::K != 0) continue;
-    if (shared_bytes<Elem>(block_m, bn, 2, D, Dv, q_in_shared) <= Target::shared_memory_per_block) return {bn, warps, 2, q_in_shared};
+    if (shared_bytes<Elem>(block_m, bn, 2, D, Dv / v_slices, q_in_shared) <= Target::shared_memory_per_block)
+      return {bn, warps, 2, q_in_shared, v_slices};
   }
-  return {0, warps, 2, q_in_shared};
+  return {0, warps, 2, q_in_shared, v_slices};
 }
 
 /// Whether (target, element, head dims) is shipped for a GPU build: compiled by the compile check
 /// (test/compile/attention_kernels.cu) without register spills or scratch. On a CUDA or HIP build the
 /// host entries throw strata::unsupported for the others; the emulator runs every configuration that fits.
-///   NVIDIA (mma.sync): fp16 / bf16 head dims 32, 64, 96, 128, 192/128, 192 and 256 (the last two
-///     with Q in shared memory); fp32 (FMA) head dim 32. Not shipped: 16-bit 512 (the O accumulator
-///     of one warp's 16 rows alone is 256 registers: needs Dv split across warps) and fp32 >= 64.
+///   NVIDIA (mma.sync): fp16 / bf16 head dims 32, 64, 96, 128, 192/128, 192, 256 and 512 (the last
+///     three with Q in shared memory; 512 with V split over two blocks, v_slices); fp32 (FMA) head
+///     dim 32. Not shipped: fp32 >= 64.
 ///   AMD (MFMA 16x16x16, gfx90a and gfx942, the targets the compile check builds): fp16 / bf16 head
 ///     dims 32 .. 256 and 192/128. 512 does not fit 64 KiB of LDS; fp32 (FMA) spills VGPRs to scratch.
 ///   fp8 e4m3: head dims 32 .. 256 and 192/128 where the target has fp8 tensor cores (sm_90a, sm_100a
@@ -146,7 +152,7 @@ constexpr bool shipped() {
     return atom_for<Target, Elem>::K == 32 && !(std::is_same_v<Target, arch::sm100a> && D == 256) &&
            ((D == Dv && D <= 256) || (D == 192 && Dv == 128));
   const bool checked = nvidia || std::is_same_v<Target, arch::gfx90a> || std::is_same_v<Target, arch::gfx942>;
-  return checked && ((D == Dv && D <= 256) || (D == 192 && Dv == 128));
+  return checked && ((D == Dv && D <= 256) || (D == 192 && Dv == 128) || (nvidia && D == 512 && Dv == 512));
 }
 
 }  // namespace strata::attn

@@ -17,6 +17,11 @@
 // combine.hpp merges. Rows with no visible key (fully masked) give O = 0 and LSE = -inf: alpha and P
 // are forced to 0 when the running max is still -inf, so no exp(-inf - -inf) = NaN is ever formed.
 //
+// V column slices (Cfg.v_slices > 1, 16-bit head dim 512 on mma.sync): a block computes O for one
+// slice of Dv / v_slices columns. Each slice's block recomputes S and the softmax (identical in all of
+// them); only slice 0 writes the LSE. Costs one more Q K^T per extra slice; keeps the O accumulator
+// (Dv / 2 registers per thread for the whole Dv) within the register file.
+//
 // Work placement: block ids are mapped through the chiplet dispatch inverse so that every chiplet
 // gets one contiguous range of work items; items are ordered (batch, K/V head) outermost, so the
 // query tiles of one GQA group -- which read the same K and V -- land on the same chiplet, and inside
@@ -119,12 +124,16 @@ struct forward_kernel {
   static constexpr int chunk = BN < 16 ? BN : 16;    // rows per copy: never crosses a 16-multiple page
   static constexpr int max_threads_per_block = Cfg.warps * warp_size;
   static constexpr bool q_in_shared = Cfg.q_in_shared;
+  static constexpr int v_slices = Cfg.v_slices;
+  static constexpr int DvB = Dv / v_slices;          // V / O columns per block
 
   // Preconditions, in words.
   static_assert(BN > 0, "attention: no K/V tile of this head dim fits the target's shared memory (see "
                         "default_config); this head dim is not supported on this target");
   static_assert(D % atom::K == 0, "attention: the QK head dim must be a multiple of the atom's K");
   static_assert(Dv % atom::N == 0, "attention: the V head dim must be a multiple of the atom's N");
+  static_assert(v_slices >= 1 && Dv % v_slices == 0 && DvB % atom::N == 0 && (DvB * sizeof(Elem)) % 16 == 0,
+                "attention: v_slices must split Dv into whole atoms and 16-byte vectors");
   static_assert(BN % atom::N == 0 && BN % atom::K == 0, "attention: block_n must be a multiple of the atom's N and K");
   static_assert(BN % chunk == 0, "attention: block_n must be a multiple of the copy chunk");
   static_assert(warp_size % WM == 0, "attention: the atom's M must divide the warp size");
@@ -134,22 +143,22 @@ struct forward_kernel {
   using s_tile = mma::warp_tile<atom, WM, BN, atom::K>;  // S = Q K^T, one K step at a time
   // O += P V, one K step at a time, in o_parts column slices of the warp's rows: with Q staged in
   // shared memory (wide head dims), V's fragments are loaded 64 columns at a time, not all Dv at once.
-  static constexpr int o_parts = q_in_shared && Dv % 64 == 0 ? Dv / 64 : 1;
-  static constexpr int o_cols = Dv / o_parts;
+  static constexpr int o_parts = q_in_shared && DvB % 64 == 0 ? DvB / 64 : 1;
+  static constexpr int o_cols = DvB / o_parts;
   using o_tile = mma::warp_tile<atom, WM, o_cols, atom::K>;
   using k_copy = copy::tile_copy<Elem, chunk, D, 16>;
-  using v_copy = copy::tile_copy<Elem, chunk, Dv, 16>;
+  using v_copy = copy::tile_copy<Elem, chunk, DvB, 16>;
   using q_copy = copy::tile_copy<Elem, BM, D, 16>;
 
   struct shared_storage {
     alignas(16) Elem k[stages][BN * D];   // (stage, BN, D)
-    alignas(16) Elem v[stages][BN * Dv];  // (stage, BN, Dv)
+    alignas(16) Elem v[stages][BN * DvB];  // (stage, BN, DvB): this block's V columns
     alignas(16) float s[BM * BN];         // (BM, BN) scores, then masked logits
     alignas(16) Elem p[BM * BN];          // (BM, BN) probabilities
     alignas(16) Elem q[q_in_shared ? BM * D : 16 / sizeof(Elem)];  // (BM, D) when Q is staged here
     float alpha[BM], l[BM], m[BM];        // per row: rescale factor, final sum and max
   };
-  static_assert(sizeof(shared_storage) <= shared_bytes<Elem>(BM, BN, stages, D, Dv, q_in_shared));
+  static_assert(sizeof(shared_storage) <= shared_bytes<Elem>(BM, BN, stages, D, DvB, q_in_shared));
 
   ScoreMod score_mod{};
   MaskMod mask_mod{};
@@ -164,11 +173,13 @@ struct forward_kernel {
     const int group = p.heads / p.heads_k;
     const long long items = static_cast<long long>(p.batch) * p.heads * p.m_tiles;
     order::problem pr;
-    pr.tiles_m = items * p.num_splits;
+    pr.tiles_m = items * p.num_splits * v_slices;
     pr.topology = Target::chiplets;
-    const long long logical = order::dispatch_inverse<order::contiguous>(pr)(ctx.block().rank());
+    long long logical = order::dispatch_inverse<order::contiguous>(pr)(ctx.block().rank());
     const int split = static_cast<int>(logical % p.num_splits);
-    const long long item = logical / p.num_splits;
+    logical /= p.num_splits;
+    const int c0 = v_slices > 1 ? static_cast<int>(logical % v_slices) * DvB : 0;  // first V / O column
+    const long long item = logical / v_slices;
     const long long per_group = static_cast<long long>(group) * p.m_tiles;
     const int gi = static_cast<int>(item / per_group);
     const int b = gi / p.heads_k, hk = gi % p.heads_k;
@@ -232,8 +243,8 @@ struct forward_kernel {
         // A chunk wholly past the end is still "copied" (zero-filled), so P V never meets poison.
         pipe.template copy_tile<k_copy>(sm.k[st] + c * chunk * D, D, valid ? row_ptr(kbase, p.k_bs, p.k_rs, p.k_hs, j0) : kbase,
                                         p.k_rs, valid, D);
-        pipe.template copy_tile<v_copy>(sm.v[st] + c * chunk * Dv, Dv,
-                                        valid ? row_ptr(vbase, p.v_bs, p.v_rs, p.v_hs, j0) : vbase, p.v_rs, valid, Dv);
+        pipe.template copy_tile<v_copy>(sm.v[st] + c * chunk * DvB, DvB,
+                                        valid ? row_ptr(vbase, p.v_bs, p.v_rs, p.v_hs, j0) + c0 : vbase, p.v_rs, valid, DvB);
       }
     };
 
@@ -347,7 +358,7 @@ struct forward_kernel {
       // O = alpha O + P V.
       rescale(ctx, acc, sm.alpha + w * WM);
       const mma::matrix_ref<const Elem> pm{sm.p + w * WM * BN, WM, BN, BN};
-      const mma::matrix_ref<const Elem> vm{sm.v[st], BN, Dv, Dv};
+      const mma::matrix_ref<const Elem> vm{sm.v[st], BN, DvB, DvB};
       STRATA_UNROLL
       for (int kk = 0; kk < BN / atom::K; ++kk) {
         typename o_tile::a_fragments pf;
@@ -384,15 +395,15 @@ struct forward_kernel {
       out_type* ob = static_cast<out_type*>(p.o) + b * p.o_bs + static_cast<long long>(sq.q0 + wm0) * p.o_rs + h * p.o_hs;
       STRATA_UNROLL
       for (int op = 0; op < o_parts; ++op)
-        o_tile::template store_c<mma::edges::rows>(ctx, acc[op], mma::matrix_ref<out_type>{ob, rows, Dv, p.o_rs}, 0, op * o_cols);
-      if (p.lse && part == 0 && qi < sq.sq) p.lse[b * p.lse_bs + h * p.lse_hs + sq.q0 + qi] = lse;
+        o_tile::template store_c<mma::edges::rows>(ctx, acc[op], mma::matrix_ref<out_type>{ob + c0, rows, DvB, p.o_rs}, 0, op * o_cols);
+      if (p.lse && part == 0 && qi < sq.sq && c0 == 0) p.lse[b * p.lse_bs + h * p.lse_hs + sq.q0 + qi] = lse;
     } else {
       const long long row0 = ((static_cast<long long>(split) * p.batch + b) * p.heads + h) * p.seqlen_q;
       STRATA_UNROLL
       for (int op = 0; op < o_parts; ++op)
-        o_tile::template store_c<mma::edges::rows>(ctx, acc[op], mma::matrix_ref<float>{p.part_o + (row0 + wm0) * Dv, rows, Dv, Dv}, 0,
+        o_tile::template store_c<mma::edges::rows>(ctx, acc[op], mma::matrix_ref<float>{p.part_o + (row0 + wm0) * Dv + c0, rows, DvB, Dv}, 0,
                                                    op * o_cols);
-      if (part == 0 && qi < sq.sq) p.part_lse[row0 + qi] = lse;
+      if (part == 0 && qi < sq.sq && c0 == 0) p.part_lse[row0 + qi] = lse;
     }
   }
 

@@ -256,7 +256,7 @@ void launch_forward(stream& s, const std::string& op, forward_params fp, const S
   } else {
     using K = forward_kernel<Elem, D, Dv, Target, default_config<Target, Elem, D, Dv>(), SM, MM>;
     fp.m_tiles = (fp.seqlen_q + K::BM - 1) / K::BM;
-    const long long blocks = static_cast<long long>(fp.batch) * fp.heads * fp.m_tiles * fp.num_splits;
+    const long long blocks = static_cast<long long>(fp.batch) * fp.heads * fp.m_tiles * fp.num_splits * K::v_slices;
     if (blocks == 0) return;
     if (blocks > 0x7fffffffLL) throw invalid_argument(op, "q", "needs " + num(blocks) + " blocks, more than one grid holds");
     before();
