@@ -154,6 +154,11 @@ for c in ${attn_cfgs[@]+"${attn_cfgs[@]}"}; do
   bench 60 "Attention bf16 B=4 H=16 S=4096 $c (strata, then PyTorch SDPA)" \
     python3 benchmark/torch_attention.py --batch 4 --heads 16 --seqlen 4096 $c --dtype bf16 --strata "$BIN/strata_bench_attention"
 done
+# fp8 e4m3 forward (sm90a target; PyTorch SDPA has no fp8 path to compare with).
+if want attention && [ $QUICK -eq 0 ]; then
+  bench 60 "Attention fp8 e4m3 forward B=4 H=16 S=4096 --dim 128 (strata only)" \
+    "$BIN/strata_bench_attention" --batch 4 --heads 16 --seqlen 4096 --dim 128 --dtype e4m3
+fi
 
 # ---- 4. embedding bags against copy bandwidth and PyTorch ---------------------------------------------
 emb_cfgs=("fp16 128" "fp32 128" "fp16 64" "int8 128")

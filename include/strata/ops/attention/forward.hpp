@@ -165,6 +165,15 @@ struct forward_kernel {
 
   template <class Ctx>
   STRATA_HOST_DEVICE void operator()(Ctx& ctx, const params& p) const {
+    // fp8 kernels of sm90a / gfx942 are compiled by every pass of a multi-architecture build; the
+    // sm_80 / gfx90a passes have no fp8 instruction (mma_op.hpp).
+    if constexpr (mma::available_in_this_pass<atom>) run(ctx, p);
+    else mma::unavailable_in_this_pass();
+  }
+
+ private:
+  template <class Ctx>
+  STRATA_HOST_DEVICE void run(Ctx& ctx, const params& p) const {
     auto& sm = ctx.template shared<shared_storage>();
     auto warp = ctx.warp();
     const int w = warp.index(), lane = ctx.lane().index();
@@ -407,7 +416,6 @@ struct forward_kernel {
     }
   }
 
- private:
   // The atom's operand rewrite after each fragment load (mfma_ocp_fp8.hpp); nothing for the others.
   template <class Fragments>
   STRATA_HOST_DEVICE STRATA_FORCEINLINE static void prepare(Fragments& x) {
