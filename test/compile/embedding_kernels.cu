@@ -37,12 +37,12 @@ namespace strata_test {
 using target = strata::arch::STRATA_COMPILE_TARGET;
 namespace E = strata::embedding;
 // Named wrappers, so that the report (which shows strata_test:: kernels) lists each configuration.
-struct embedding_forward_fp32_kernel : E::forward_kernel<E::scalar::fp32, target, E::detail::forward_config<target>> {};
-struct embedding_forward_fp16_kernel : E::forward_kernel<E::scalar::fp16, target, E::detail::forward_config<target>> {};
-struct embedding_forward_int8_kernel : E::forward_kernel<E::scalar::int8_rowwise, target, E::detail::forward_config<target>> {};
-struct embedding_forward_int4_kernel : E::forward_kernel<E::scalar::int4_rowwise, target, E::detail::forward_config<target>> {};
-struct embedding_forward_bf16_kernel : E::forward_kernel<E::scalar::bf16, target, E::detail::forward_config<target>> {};
-struct embedding_forward_fp8_kernel : E::forward_kernel<E::scalar::fp8_e4m3, target, E::detail::forward_config<target>> {};
+struct embedding_forward_fp32_kernel : E::forward_kernel<E::scalar::fp32, target, E::detail::forward_config<target, E::scalar::fp32>> {};
+struct embedding_forward_fp16_kernel : E::forward_kernel<E::scalar::fp16, target, E::detail::forward_config<target, E::scalar::fp16>> {};
+struct embedding_forward_int8_kernel : E::forward_kernel<E::scalar::int8_rowwise, target, E::detail::forward_config<target, E::scalar::int8_rowwise>> {};
+struct embedding_forward_int4_kernel : E::forward_kernel<E::scalar::int4_rowwise, target, E::detail::forward_config<target, E::scalar::int4_rowwise>> {};
+struct embedding_forward_bf16_kernel : E::forward_kernel<E::scalar::bf16, target, E::detail::forward_config<target, E::scalar::bf16>> {};
+struct embedding_forward_fp8_kernel : E::forward_kernel<E::scalar::fp8_e4m3, target, E::detail::forward_config<target, E::scalar::fp8_e4m3>> {};
 struct embedding_reset_kernel : E::detail::reset_kernel<target> {};
 struct embedding_backward_prepare_kernel : E::backward_prepare_kernel<target> {};
 struct embedding_backward_bags_kernel : E::backward_bags_kernel<target> {};

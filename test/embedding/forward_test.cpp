@@ -159,3 +159,28 @@ TEST_CASE("forward: bitwise identical across worker counts and fiber orders", "[
     REQUIRE(first == r.raw);
   }
 }
+
+TEST_CASE("forward: rows are read 16 bytes at a time wherever their alignment allows", "[embedding][forward]") {
+  namespace D = E::detail;
+  const auto width = [](scalar fmt, std::uintptr_t base, int dim, long long stride) {
+    const E::table t{.rows = reinterpret_cast<const void*>(base), .num_rows = 10, .dim = dim, .row_stride_bytes = stride};
+    const E::feature f{.table = 0, .batch_size = 1};
+    E::lookup in;
+    in.row_format = fmt;
+    in.tables = {&t, 1};
+    in.features = {&f, 1};
+    const D::plan p = D::make_plan("test", in, 16, 2, 32, 256);
+    return std::pair<int, int>{p.tables[0].vector, p.tables[0].qwords};
+  };
+  // int8 row-wise, packed: dim + 8 bytes, a multiple of 8 (not of 16) when dim is a multiple of 8.
+  CHECK(width(scalar::int8_rowwise, 0x1000, 64, 0) == std::pair<int, int>{D::rows_by_8x2, 1});
+  CHECK(width(scalar::int8_rowwise, 0x1000, 120, 0) == std::pair<int, int>{D::rows_by_16, 1});
+  CHECK(width(scalar::int8_rowwise, 0x1004, 64, 0) == std::pair<int, int>{D::rows_by_element, 1});
+  CHECK(width(scalar::int8_rowwise, 0x1000, 65, 0) == std::pair<int, int>{D::rows_by_element, 0});
+  // A stride that is a multiple of 8 but too short for the last chunk read whole: 40 bytes of fp16,
+  // whose third chunk would end at byte 48 of a 40-byte row.
+  CHECK(width(scalar::fp16, 0x1008, 20, 40).first == D::rows_by_element);
+  CHECK(width(scalar::fp16, 0x1008, 64, 0).first == D::rows_by_8x2);      // 128 bytes at an 8-byte offset
+  CHECK(width(scalar::fp32, 0x1000, 64, 0).first == D::rows_by_16);
+  CHECK(width(scalar::int4_rowwise, 0x1000, 8, 0) == std::pair<int, int>{D::rows_by_element, 1});  // 4 + 4 bytes: too short for 16
+}

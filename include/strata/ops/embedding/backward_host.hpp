@@ -105,7 +105,7 @@ inline void validate_backward(const std::string& op, const backward_args& a, con
 template <class Target>
 void launch_backward(stream& s, const backward_args& a, plan& p, const workspace& ws) {
   using T = resolved_target<Target>;
-  constexpr kernel_config cfg = forward_config<Target>;
+  constexpr kernel_config cfg = config_for<T>();  // the grid caps (max_blocks)
   const lookup& in = a.in;
   const long long n = in.num_indices;
   // Tables: gradient / state pointers; features in user order (bag_base ascending).

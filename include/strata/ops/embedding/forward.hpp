@@ -6,7 +6,9 @@
 //   block     256 threads; takes tiles from its chiplet's queue until none are left
 //   subgroup  `group` lanes (a power of two <= warp size, chosen per table from its dim) own one bag;
 //             lane l owns the 16-byte chunks l, l + group, ... of every row of the bag
-//   pipeline  each lane issues the loads of `rows_in_flight` rows before it accumulates the first
+//   pipeline  each lane issues the loads of `rows_in_flight` rows before it accumulates the first;
+//             with `prefetch_indices` it also loads the next group's indices while those rows are in
+//             flight, so that the row loads of one group depend only on index loads of the group before
 // Rows are read with 16-byte loads when the table is 16-byte aligned with a stride that is a multiple
 // of 16 (the last chunk of a row then stays inside the row's stride, so nothing outside the table is
 // read); otherwise element by element. Accumulation is in fp32, in index order, so results do not
@@ -57,10 +59,10 @@ struct forward_kernel : detail::declared_target<Target> {
   // Launch bounds: lets HIP give each lane more than the 128 VGPRs a 1024-thread default allows.
   static constexpr int max_threads_per_block = Cfg.threads;
   // CUDA occupancy request (the second __launch_bounds__ argument; HIP and the emulator ignore it):
-  // registers per thread up to 128, 64 Ki registers over blocks x threads. Given only the block size,
-  // ptxas (nvcc 13) picks a register target of its own and may spill a few bytes under it with
-  // registers to spare: 4 bytes at 64 registers in the fp16 kernel on sm_100a (2026-12-02).
-  static constexpr int register_budget = 128;
+  // registers per thread up to Cfg.register_budget, 64 Ki registers over blocks x threads. Given only
+  // the block size, ptxas (nvcc 13) picks a register target of its own and may spill a few bytes
+  // under it with registers to spare: 4 bytes at 64 registers in the fp16 kernel on sm_100a (2026-12-02).
+  static constexpr int register_budget = Cfg.register_budget;
   static constexpr int min_blocks_per_multiprocessor =
       Cfg.threads * register_budget >= 65536 ? 1 : 65536 / (Cfg.threads * register_budget);
   static constexpr int E = fmt::per_vec;                                      // elements per 16 bytes
@@ -86,8 +88,12 @@ struct forward_kernel : detail::declared_target<Target> {
       ctx.block().sync();  // nobody overwrites sh.tile before everyone has read it
       if (tile < 0) return;
       const int fi = detail::feature_of_tile(p.features, p.num_features, tile);
-      const detail::feature_desc& fd = p.features[fi];
-      const detail::table_desc& td = p.tables[fd.table];
+      // By value: the row loop's atomics (record_bad_index) may alias the descriptors as far as the
+      // compilers can tell, so through references nvcc reloaded num_rows, padding, stride, vector and
+      // rows from memory for every row, a chain of five dependent loads in front of each row load
+      // (sm_90a SASS, 2026-12-04) that held the H200 to a third of its bandwidth.
+      const detail::feature_desc fd = p.features[fi];
+      const detail::table_desc td = p.tables[fd.table];
       const int g = td.group;
       const long long bag = (tile - fd.tile_begin) * fd.bags_per_tile + t / g;
       if (bag < fd.batch) pool_bag(p, td, fd, bag, t % g, g);
@@ -111,9 +117,24 @@ struct forward_kernel : detail::declared_target<Target> {
         STRATA_UNROLL
         for (int e = 0; e < E; ++e) acc[k][e] = is_max ? -__builtin_huge_valf() : 0.f;
       long long count = 0;
+      // The indices of the group at i0 (positions past the bag's end read nothing).
+      const auto fetch = [&](long long i0, long long(&dst)[U]) {
+        STRATA_UNROLL
+        for (int u = 0; u < U; ++u) dst[u] = i0 + u < r.end ? detail::load_index(p.indices, p.is64, i0 + u) : 0;
+      };
+      long long next[U];
+      if constexpr (Cfg.prefetch_indices) fetch(r.begin, next);
 
       for (long long i0 = r.begin; i0 < r.end; i0 += U) {
-        // Stage 1: the indices and the loads of U rows (kind 0: nothing, 1: a row, 2: a zero row).
+        long long cur[U];
+        if constexpr (Cfg.prefetch_indices) {
+          STRATA_UNROLL
+          for (int u = 0; u < U; ++u) cur[u] = next[u];
+          fetch(i0 + U, next);  // in flight with this group's rows
+        } else {
+          fetch(i0, cur);
+        }
+        // Stage 1: the loads of U rows (kind 0: nothing, 1: a row, 2: a zero row).
         detail::vec16 v[U][K] = {};  // zeroed: unread lanes of the pipeline hold defined bits
         int kind[U];
         float w[U];
@@ -124,7 +145,7 @@ struct forward_kernel : detail::declared_target<Target> {
           kind[u] = 0;
           w[u] = 1.f;
           if (i >= r.end) continue;
-          const long long idx = detail::load_index(p.indices, p.is64, i);
+          const long long idx = cur[u];
           if (idx < 0 || idx >= td.num_rows) {
             if (pass == 0 && lane == 0) detail::record_bad_index(&p.header->status, i);
             kind[u] = p.policy == int(bounds::clamp) ? 2 : 0;
@@ -134,12 +155,13 @@ struct forward_kernel : detail::declared_target<Target> {
           if (kind[u] != 1) continue;
           if (p.weights) w[u] = p.weights[i];
           const unsigned char* row = td.rows + idx * td.stride;
-          if constexpr (fmt::quantized) q[u] = detail::load_qparams<Rows>(row, dim);
+          if constexpr (fmt::quantized) q[u] = detail::load_qparams<Rows>(row, dim, td.qwords != 0);
           STRATA_UNROLL
           for (int k = 0; k < K; ++k) {
             const int c = chunk0 + k * g + lane;
             if (c * E >= dim) continue;
-            if (td.vector) v[u][k] = detail::load_vec(row + static_cast<long long>(c) * 16);
+            if (td.vector == detail::rows_by_16) v[u][k] = detail::load_vec(row + static_cast<long long>(c) * 16);
+            else if (td.vector == detail::rows_by_8x2) v[u][k] = detail::load_vec_8x2(row + static_cast<long long>(c) * 16);
             else v[u][k] = detail::load_chunk_unaligned<Rows>(row, c, dim);  // no per-element tests (see there)
           }
         }

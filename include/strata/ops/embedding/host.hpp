@@ -25,16 +25,23 @@ namespace embedding::detail {
 
 inline const char* forward_op = "strata::embedding_bag";
 
-template <class Target>
-inline constexpr kernel_config forward_config = config_for<resolved_target<Target>>();
+/// "Use the target's configuration for the row format" (config.hpp); anything else is an explicit
+/// configuration for every format, which is how benchmark/embedding_bench.cpp --sweep tunes them.
+inline constexpr kernel_config default_config{.threads = 0};
+
+/// The configuration the forward kernel for rows `Rows` runs with.
+template <class Target, scalar Rows, kernel_config Cfg = default_config>
+inline constexpr kernel_config forward_config =
+    Cfg.threads == 0 ? config_for<resolved_target<Target>, Rows>() : Cfg;
 
 /// The plan of a forward call for kernel configuration (E, K) of `format` at the target's warp size.
-template <class Target>
+template <class Target, kernel_config Cfg = default_config>
 plan forward_plan(const std::string& op, const lookup& in) {
   using T = resolved_target<Target>;
   return with_format(in.row_format, [&](auto fmt) {
-    using K = forward_kernel<decltype(fmt)::value, Target, forward_config<Target>>;
-    return make_plan(op, in, K::E, K::K, T::warp_size, forward_config<Target>.threads);
+    constexpr kernel_config cfg = forward_config<Target, decltype(fmt)::value, Cfg>;
+    using K = forward_kernel<decltype(fmt)::value, Target, cfg>;
+    return make_plan(op, in, K::E, K::K, T::warp_size, cfg.threads);
   });
 }
 
@@ -50,13 +57,12 @@ inline void validate_forward(const std::string& op, const forward_args& a, const
     throw invalid_argument(op, "output", "must be aligned to its element size");
 }
 
-template <class Target>
+template <class Target, kernel_config Cfg = default_config>
 void launch_forward(stream& s, const forward_args& a, const plan& p, const device_descriptors& d) {
   copy_to_device(s, d.tables, p.tables.data(), p.tables.size());
   copy_to_device(s, d.features, p.tile_order.data(), p.tile_order.size());
   launch(s, {.grid = 1, .block = 32}, reset_kernel<Target>{}, typename reset_kernel<Target>::params{d.header});
   if (p.num_tiles == 0) return;
-  constexpr kernel_config cfg = forward_config<Target>;
   forward_params fp{};
   fp.tables = d.tables;
   fp.features = d.features;
@@ -74,11 +80,17 @@ void launch_forward(stream& s, const forward_args& a, const plan& p, const devic
   fp.mode = static_cast<int>(a.in.mode);
   fp.policy = static_cast<int>(a.in.policy);
   fp.out_format = static_cast<int>(a.output_format);
-  const int grid = static_cast<int>(std::min<long long>(p.num_tiles, cfg.max_blocks));
   with_format(a.in.row_format, [&](auto fmt) {
+    constexpr kernel_config cfg = forward_config<Target, decltype(fmt)::value, Cfg>;
+    const int grid = static_cast<int>(std::min<long long>(p.num_tiles, cfg.max_blocks));
     launch(s, {.grid = grid, .block = cfg.threads}, forward_kernel<decltype(fmt)::value, Target, cfg>{}, fp);
   });
 }
+
+/// embedding_bag_async with kernel configuration `Cfg` for every row format instead of the tuned
+/// ones: the tuning hook of benchmark/embedding_bench.cpp --sweep. Not a stable interface.
+template <class Target, kernel_config Cfg>
+void embedding_bag_async_with(stream& s, const forward_args& a, workspace ws);
 
 }  // namespace embedding::detail
 
@@ -97,6 +109,16 @@ void embedding_bag_async(stream& s, const embedding::forward_args& a, workspace 
   validate_forward(op, a, p);
   validate_workspace(op, ws, embedding_bag_workspace_size(a));
   launch_forward<Target>(s, a, p, carve(ws, p.tables.size(), p.tile_order.size()));
+}
+
+template <class Target, embedding::kernel_config Cfg>
+void embedding::detail::embedding_bag_async_with(stream& s, const forward_args& a, workspace ws) {
+  const std::string op = forward_op;
+  validate_lookup(op, a.in);
+  const plan p = forward_plan<Target, Cfg>(op, a.in);
+  validate_forward(op, a, p);
+  validate_workspace(op, ws, embedding_bag_workspace_size(a));
+  launch_forward<Target, Cfg>(s, a, p, carve(ws, p.tables.size(), p.tile_order.size()));
 }
 
 namespace embedding {

@@ -65,7 +65,9 @@ struct table {
   long long num_rows = 0;
   int dim = 0;
   /// Bytes from one row to the next; 0 means packed (packed_row_bytes(format, dim)). Rows are read
-  /// with 16-byte loads when `rows` is 16-byte aligned and the stride is a multiple of 16.
+  /// with 16-byte loads when `rows` is 16-byte aligned and the stride is a multiple of 16; with
+  /// pairs of 8-byte loads when both are multiples of 8 and a row's payload rounded up to 16 bytes
+  /// fits in the stride (int8 row-wise rows of a dim that is a multiple of 8, packed); else by element.
   long long row_stride_bytes = 0;
   /// Rows equal to it contribute nothing: not to sums, not to the mean's count, not to max, and they
   /// get no gradient (PyTorch's EmbeddingBag padding_idx; normalize a negative PyTorch padding_idx

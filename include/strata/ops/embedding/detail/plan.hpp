@@ -169,7 +169,14 @@ inline plan make_plan(const std::string& op, const lookup& in, int E, int K, int
     d.row_base = row_base;
     row_base += tb.num_rows;
     d.dim = tb.dim;
-    d.vector = aligned(tb.rows, 16) && d.stride % 16 == 0;
+    // 16-byte chunks: in one load where rows are 16-byte aligned; in two 8-byte loads where they are
+    // 8-byte aligned and a row's last chunk, read whole, still ends inside the row's stride.
+    const long long payload = payload_bytes(in.row_format, tb.dim);
+    if (aligned(tb.rows, 16) && d.stride % 16 == 0) d.vector = rows_by_16;
+    else if (aligned(tb.rows, 8) && d.stride % 8 == 0 && (payload + 15) / 16 * 16 <= d.stride) d.vector = rows_by_8x2;
+    else d.vector = rows_by_element;
+    // Quantization parameters right after the payload: word loads where every row's are 4-byte aligned.
+    d.qwords = aligned(tb.rows, 4) && d.stride % 4 == 0 && payload % 4 == 0;
     std::tie(d.group, d.passes) = group_of(tb.dim, E, K, W);
     p.max_dim = std::max(p.max_dim, tb.dim);
   }

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "strata/arch/widen.hpp"
 #include "strata/config/config.hpp"
 #include "strata/numeric/numeric.hpp"
 #include "strata/ops/embedding/types.hpp"
@@ -37,6 +38,27 @@ STRATA_HOST_DEVICE STRATA_FORCEINLINE vec16 load_vec(const unsigned char* p) {
 #endif
 }
 
+/// 16 bytes of table rows as two 8-byte loads (p 8-byte aligned): rows whose stride is a multiple of
+/// 8 but not of 16, such as int8 row-wise rows of a dim that is a multiple of 8 (dim + 8 bytes).
+STRATA_HOST_DEVICE STRATA_FORCEINLINE vec16 load_vec_8x2(const unsigned char* p) {
+#if STRATA_CUDA_DEVICE_PASS
+  const uint2 a = __ldg(reinterpret_cast<const uint2*>(p)), b = __ldg(reinterpret_cast<const uint2*>(p + 8));
+  return vec16{{a.x, a.y, b.x, b.y}};
+#elif STRATA_HIP_DEVICE_PASS
+  typedef unsigned int u32x2 __attribute__((ext_vector_type(2)));
+  typedef __attribute__((address_space(1))) const u32x2 global_u32x2;
+  const u32x2 a = *(global_u32x2*)(p), b = *(global_u32x2*)(p + 8);
+  return vec16{{a.x, a.y, b.x, b.y}};
+#else
+  vec16 v;
+  std::memcpy(&v, p, 16);
+  return v;
+#endif
+}
+
+/// How a table's rows are read (table_desc::vector).
+enum : int { rows_by_element = 0, rows_by_16 = 16, rows_by_8x2 = 8 };
+
 /// One table as the kernels see it (written into the workspace by the host entry).
 struct table_desc {
   const unsigned char* rows;
@@ -48,9 +70,12 @@ struct table_desc {
   long long padding;         // -1: none
   long long row_base;        // first global row id of this table (sorting key space)
   int dim;
-  int vector;                // 1: rows may be read with 16-byte loads
+  int vector;                // rows_by_16 / rows_by_8x2: 16 bytes at a time (one load / two); else
+                             // rows_by_element
   int group;                 // lanes that share one bag (power of two, <= warp size)
   int passes;                // column passes per bag (dims wider than group * chunks * elements)
+  int qwords;                // 1: the quantization parameters of every row are 4-byte aligned
+  int pad_;
 };
 
 /// One feature, in the kernels' tile order (sorted by table, so a table's tiles are contiguous).
@@ -66,7 +91,9 @@ struct feature_desc {
   int pad_;
 };
 
-/// Per row format: elements in 16 bytes, the decode of one element, and the row's quantization.
+/// Per row format: elements in 16 bytes, the decode of one element (arch/widen.hpp: exact, an
+/// instruction or two, where the portable numeric decode cost the fp16 forward two thirds of its
+/// bandwidth on the H200), and the row's quantization.
 template <scalar S>
 struct row_format;
 
@@ -82,35 +109,35 @@ struct row_format<scalar::fp16> {
   static constexpr int per_vec = 8;
   static constexpr int elem_bits = 16;
   static constexpr bool quantized = false;
-  STRATA_HOST_DEVICE static float from_bits(std::uint32_t b) { return float(f16::from_bits(std::uint16_t(b))); }
+  STRATA_HOST_DEVICE static float from_bits(std::uint32_t b) { return arch::widen_f16(std::uint16_t(b)); }
 };
 template <>
 struct row_format<scalar::bf16> {
   static constexpr int per_vec = 8;
   static constexpr int elem_bits = 16;
   static constexpr bool quantized = false;
-  STRATA_HOST_DEVICE static float from_bits(std::uint32_t b) { return float(bf16::from_bits(std::uint16_t(b))); }
+  STRATA_HOST_DEVICE static float from_bits(std::uint32_t b) { return arch::widen_bf16(std::uint16_t(b)); }
 };
 template <>
 struct row_format<scalar::fp8_e4m3> {
   static constexpr int per_vec = 16;
   static constexpr int elem_bits = 8;
   static constexpr bool quantized = false;
-  STRATA_HOST_DEVICE static float from_bits(std::uint32_t b) { return float(f8_e4m3::from_bits(std::uint8_t(b))); }
+  STRATA_HOST_DEVICE static float from_bits(std::uint32_t b) { return arch::widen_e4m3(std::uint8_t(b)); }
 };
 template <>
 struct row_format<scalar::int8_rowwise> {
   static constexpr int per_vec = 16;
   static constexpr int elem_bits = 8;
   static constexpr bool quantized = true;
-  STRATA_HOST_DEVICE static float from_bits(std::uint32_t b) { return float(b); }
+  STRATA_HOST_DEVICE static float from_bits(std::uint32_t b) { return arch::widen_u8(b); }
 };
 template <>
 struct row_format<scalar::int4_rowwise> {
   static constexpr int per_vec = 32;
   static constexpr int elem_bits = 4;
   static constexpr bool quantized = true;
-  STRATA_HOST_DEVICE static float from_bits(std::uint32_t b) { return float(b); }
+  STRATA_HOST_DEVICE static float from_bits(std::uint32_t b) { return arch::widen_u8(b); }
 };
 
 /// Bytes that hold the `dim` values of a row (without the quantization parameters).
@@ -188,10 +215,15 @@ struct qparams {
   float scale = 1.f, bias = 0.f;
 };
 template <scalar S>
-STRATA_HOST_DEVICE STRATA_FORCEINLINE qparams load_qparams(const unsigned char* row, int dim) {
+STRATA_HOST_DEVICE STRATA_FORCEINLINE qparams load_qparams(const unsigned char* row, int dim, bool words = false) {
   qparams q;
   if constexpr (S == scalar::int8_rowwise) {
     const unsigned char* p = row + dim;
+    if (words) {  // aligned: two word loads instead of eight byte loads
+      q.scale = *reinterpret_cast<const float*>(p);
+      q.bias = *reinterpret_cast<const float*>(p + 4);
+      return q;
+    }
     std::uint32_t s = 0, b = 0;
     STRATA_UNROLL
     for (int i = 0; i < 4; ++i) s |= std::uint32_t(p[i]) << (8 * i), b |= std::uint32_t(p[4 + i]) << (8 * i);
@@ -199,6 +231,12 @@ STRATA_HOST_DEVICE STRATA_FORCEINLINE qparams load_qparams(const unsigned char* 
     q.bias = __builtin_bit_cast(float, b);
   } else if constexpr (S == scalar::int4_rowwise) {
     const unsigned char* p = row + (dim + 1) / 2;
+    if (words) {
+      const std::uint32_t w = *reinterpret_cast<const std::uint32_t*>(p);
+      q.scale = arch::widen_f16(static_cast<std::uint16_t>(w));
+      q.bias = arch::widen_f16(static_cast<std::uint16_t>(w >> 16));
+      return q;
+    }
     q.scale = float(f16::from_bits(std::uint16_t(p[0] | (p[1] << 8))));
     q.bias = float(f16::from_bits(std::uint16_t(p[2] | (p[3] << 8))));
   }
