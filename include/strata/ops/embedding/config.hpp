@@ -21,7 +21,8 @@
 //   int8 row-wise 2 x 32, prefetch: 38 %                               (29 %)
 //   fp8 e4m3      2 x 8, no prefetch: 30 % (the other choices 24-26 %)
 //   int4 row-wise 2 x 8, no prefetch (not in the sweep)
-// The 1-byte formats are decode-bound (one element at a time); see docs/embedding.md.
+// The 1-byte formats stay far below: they decode 16 elements per 16-byte load, one at a time (not
+// profiled; the likely limit, see docs/embedding.md).
 // These are the NVIDIA and host choices; AMD keeps 2 x 8 without prefetch (see config_for). Every
 // choice builds without spills on its targets (test/compile/embedding_kernels.cu).
 // max_blocks is 8 blocks per SM/CU. The host emulator runs the same choices (so that the tests run
