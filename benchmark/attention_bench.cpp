@@ -10,7 +10,8 @@
 //                          [--dtype fp16|bf16|e4m3] [--causal] [--decode-seqlen-k SK] [--reps N]
 //
 // e4m3: the fp8 forward on the sm90a target (mma.sync m16n8k32; a build for sm_90a), O in bf16; the
-// backward and decode have no fp8 path and report "skipped".
+// backward and decode have no fp8 path and report "skipped". --dim takes 64 and 128 for every pass,
+// and 512 (fp16 / bf16) for the forward only.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -136,7 +137,12 @@ int main(int argc, char** argv) {
       if (fp8) {
         if (D == 64) A::run<strata::f8_e4m3, 64, 64, strata::arch::sm90a>(s, T(q.data(), H, S), T(k.data(), HK, S), T(v.data(), HK, S), TO(o.data(), H, S), opt);
         else if (D == 128) A::run<strata::f8_e4m3, 128, 128, strata::arch::sm90a>(s, T(q.data(), H, S), T(k.data(), HK, S), T(v.data(), HK, S), TO(o.data(), H, S), opt);
-        else throw strata::unsupported("strata_bench_attention: --dim 64 or 128");
+        else throw strata::unsupported("strata_bench_attention: --dtype e4m3 takes --dim 64 or 128");
+        return;
+      }
+      if (D == 512) {  // forward only (the backward and decode entries here take 64 and 128)
+        if (a.type == A::dtype::bf16) A::run<strata::bf16, 512, 512>(s, T(q.data(), H, S), T(k.data(), HK, S), T(v.data(), HK, S), T(o.data(), H, S), opt);
+        else A::run<strata::f16, 512, 512>(s, T(q.data(), H, S), T(k.data(), HK, S), T(v.data(), HK, S), T(o.data(), H, S), opt);
         return;
       }
       typed([&](auto e, auto d) {

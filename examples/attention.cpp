@@ -8,7 +8,10 @@
 // does: each of Q, K and V is divided by amax / 448 and stored as e4m3, and those factors go to
 // strata::attention as its descale factors; O is bf16. fp8 needs fp8 tensor cores in the build's
 // attention target (sm_90a / sm_100a / gfx942) or the host emulator; elsewhere strata::attention
-// says so (strata::unsupported). On the host emulator, shapes above a work limit are refused
+// says so (strata::unsupported). The target is the backend's default (sm80 for CUDA, gfx90a for
+// HIP) unless STRATA_EXAMPLE_ATTENTION_TARGET names one: examples/CMakeLists.txt sets sm90a for a
+// CUDA build whose architectures are all sm_90a (sm100a for all sm_100a), so that an H100 / H200
+// build runs fp8. On the host emulator, shapes above a work limit are refused
 // with a message instead of running for hours.
 #include <algorithm>
 #include <chrono>
@@ -158,7 +161,11 @@ int main(int argc, char** argv) {
     std::printf("attention: batch %d heads %d heads_k %d seqlen_q %d seqlen_k %d dim %d %s%s\n", a.batch, a.heads, a.heads_k,
                 a.sq, a.sk, a.dim, A::to_string(a.type), a.causal ? " causal" : "");
     const auto t0 = std::chrono::steady_clock::now();
+#ifdef STRATA_EXAMPLE_ATTENTION_TARGET
+    strata::attention<strata::arch::STRATA_EXAMPLE_ATTENTION_TARGET>(s, q, k, v, o, opt);
+#else
     strata::attention(s, q, k, v, o, opt);
+#endif
     s.synchronize();
     const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (a.bench) std::printf("time %.3f ms, %.3f TFLOP/s (not causal-adjusted)\n", sec * 1e3, flops / sec * 1e-12);

@@ -7,14 +7,19 @@
 #   4. embedding bags against the device copy bandwidth and torch.nn.functional.embedding_bag,
 # and a table of it all in $OUT/summary.md (full output in $OUT/log.txt).
 #
-#   benchmark/gpu/run.sh [--bin DIR] [--quick] [--steps "checks gemm conv attention embedding sanitizer"]
+#   benchmark/gpu/run.sh [--bin DIR] [--quick]
+#                        [--steps "checks gemm conv attention attention-extra embedding sanitizer"]
+#                        [--checks REGEX]
 #
 # --bin DIR: prebuilt binaries, the examples and strata_bench_* of a CUDA build for sm_90a copied into
 #   one folder (built elsewhere to save the lease: configure with -DSTRATA_ENABLE_CUDA=ON
 #   -DCMAKE_CUDA_ARCHITECTURES=90a -DSTRATA_ENABLE_BENCHMARKS=ON -DSTRATA_ENABLE_TESTS=OFF). Without
 #   it, or when DIR lacks them, the script builds them here with nvcc (CMake and ninja; a CUDA build
 #   needs no Boost, Catch2 or Google Benchmark).
-# --quick: the checks and one size per benchmark only. --steps: the parts to run (default: all six).
+# --quick: the checks and one size per benchmark only. --steps: the parts to run (default: all seven;
+#   attention-extra: the fp8 and head-dim-512 checks and timings).
+# --checks REGEX: only the checks whose name matches (e.g. "^(attn|emb)" when only those binaries
+#   were carried).
 # strata_bench_conv is built only where CMake finds cuDNN (libcudnn and cudnn.h); without it the conv
 # step says so and is skipped.
 # Every step has its own time limit so that one hung kernel cannot eat the lease; a step that times
@@ -24,12 +29,14 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 BIN=""
 QUICK=0
-STEPS="checks gemm conv attention embedding sanitizer"
+STEPS="checks gemm conv attention attention-extra embedding sanitizer"
+CHECKS=.
 while [ $# -gt 0 ]; do
   case "$1" in
     --bin) BIN="$2"; shift 2 ;;
     --quick) QUICK=1; shift ;;
     --steps) STEPS="$2"; shift 2 ;;
+    --checks) CHECKS="$2"; shift 2 ;;
     *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -50,7 +57,7 @@ say "GPU: ${gpu:-none found}; nvcc: $(nvcc --version 2>/dev/null | sed -n 's/.*r
 [ -n "$gpu" ] || { say "no NVIDIA GPU: nothing to do"; exit 1; }
 
 # ---- binaries -----------------------------------------------------------------------------------------
-if [ -z "$BIN" ] || [ ! -x "$BIN/strata_bench_gemm" ]; then
+if [ -z "$BIN" ] || ! ls "$BIN"/strata_bench_* >/dev/null 2>&1; then
   BIN=build/gpu-run/bin
   say "building for sm_90a here (no prebuilt binaries)"
   t0=$(date +%s)
@@ -94,7 +101,7 @@ run_check() {  # name binary args...
 }
 export -f run_check
 export BIN CHK
-grep -E '^[a-z]' benchmark/gpu/checks.txt | xargs -P 8 -L 1 bash -c 'run_check "$@"' _ | sort >"$CHK/table"
+grep -E '^[a-z]' benchmark/gpu/checks.txt | awk -v re="$CHECKS" '$1 ~ re' | xargs -P 8 -L 1 bash -c 'run_check "$@"' _ | sort >"$CHK/table"
 tee -a "$SUM" <"$CHK/table"
 for f in "$CHK"/*.txt; do { echo "== $(basename "$f" .txt)"; tail -5 "$f"; } >>"$LOG"; done
 failed=$(grep -vc ' PASS ' "$CHK/table")
@@ -154,19 +161,36 @@ for c in ${attn_cfgs[@]+"${attn_cfgs[@]}"}; do
   bench 60 "Attention bf16 B=4 H=16 S=4096 $c (strata, then PyTorch SDPA)" \
     python3 benchmark/torch_attention.py --batch 4 --heads 16 --seqlen 4096 $c --dtype bf16 --strata "$BIN/strata_bench_attention"
 done
-# fp8 e4m3 forward (sm90a target; PyTorch SDPA has no fp8 path to compare with).
-if want attention && [ $QUICK -eq 0 ]; then
-  bench 60 "Attention fp8 e4m3 forward B=4 H=16 S=4096 --dim 128 (strata only)" \
-    "$BIN/strata_bench_attention" --batch 4 --heads 16 --seqlen 4096 --dim 128 --dtype e4m3
+# fp8 e4m3 forward (sm90a target; PyTorch SDPA has no fp8 path to compare with), and head dim 512
+# (forward only; PyTorch's flash backend stops at 256, so SDPA may have no kernel for it).
+if want attention-extra && [ $QUICK -eq 0 ]; then
+  # Correctness first (CUDA builds for sm_90a only, so not in checks.txt, which HIP builds run too):
+  # fp8 through the example (its target is sm90a in a build for 90a), and head dim 512.
+  bench 60 "Check: attention fp8 e4m3, odd shapes" "$BIN/strata_example_attention" --batch 2 --heads 4 --heads-k 2 \
+    --seqlen-q 131 --seqlen-k 250 --dim 128 --causal --dtype e4m3 --check
+  bench 60 "Check: attention fp8 e4m3 head dim 64, window" "$BIN/strata_example_attention" --batch 1 --heads 3 --heads-k 1 \
+    --seqlen-q 77 --seqlen-k 301 --dim 64 --window 40,7 --dtype e4m3 --check
+  bench 60 "Check: attention bf16 head dim 512" "$BIN/strata_example_attention" --batch 1 --heads 2 --heads-k 1 \
+    --seqlen-q 70 --seqlen-k 133 --dim 512 --causal --dtype bf16 --check
+  for c in "--dim 128" "--dim 128 --causal" "--dim 64"; do
+    # shellcheck disable=SC2086
+    bench 60 "Attention fp8 e4m3 forward B=4 H=16 S=4096 $c (strata only)" \
+      "$BIN/strata_bench_attention" --batch 4 --heads 16 --seqlen 4096 $c --dtype e4m3
+  done
+  bench 90 "Attention bf16 B=4 H=16 S=4096 --dim 512 (strata forward, then PyTorch SDPA)" \
+    python3 benchmark/torch_attention.py --batch 4 --heads 16 --seqlen 4096 --dim 512 --dtype bf16 --reps 5 --strata "$BIN/strata_bench_attention"
 fi
 
 # ---- 4. embedding bags against copy bandwidth and PyTorch ---------------------------------------------
-emb_cfgs=("fp16 128" "fp32 128" "fp16 64" "int8 128")
+emb_cfgs=("fp16 128" "fp32 128" "fp16 64" "fp32 64" "int8 128" "fp8 128")
 want embedding || emb_cfgs=()
 [ $QUICK -eq 1 ] && emb_cfgs=("fp16 128")
 for c in ${emb_cfgs[@]+"${emb_cfgs[@]}"}; do
   set -- $c
-  bench 45 "Embedding bag $1 D=$2 T=32 R=1M B=8192 L=32 (strata)" "$BIN/strata_bench_embedding" --dtype "$1" --dim "$2" --tables 32 --rows 1000000 --batch 8192 --pooling-factor 32
+  # --sweep: the default configuration, then every configuration of the sweep and the gather probe.
+  sweep=--sweep
+  [ $QUICK -eq 1 ] && sweep=
+  bench 60 "Embedding bag $1 D=$2 T=32 R=1M B=8192 L=32 (strata)" "$BIN/strata_bench_embedding" --dtype "$1" --dim "$2" --tables 32 --rows 1000000 --batch 8192 --pooling-factor 32 $sweep
   if [ "$1" = fp16 ] || [ "$1" = fp32 ]; then
     bench 45 "Embedding bag $1 D=$2 (PyTorch, one call per table)" python3 benchmark/torch_embedding_bag.py --dtype "$1" --dim "$2" --tables 32 --rows 1000000 --batch 8192 --pooling-factor 32
   fi
