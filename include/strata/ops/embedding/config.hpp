@@ -8,8 +8,6 @@
 //   prefetch_indices  load the indices of the next rows_in_flight rows while the current rows are in
 //                   flight, so a lane's row loads never wait behind an index load (costs 2 registers
 //                   per row in flight)
-//   register_budget registers per thread the CUDA occupancy request allows (the kernel's
-//                   min_blocks_per_multiprocessor = 65536 / (threads * budget)); HIP ignores it
 //
 // Provenance: tuned on an H200 on 2026-12-04 with `strata_bench_embedding --sweep` (T = 32 tables of 1M
 // rows, B = 8192, L = 32 uniform lookups, sum pooling; docs/performance.md has the tables), per row
@@ -40,7 +38,6 @@ struct kernel_config {
   int accumulators = 8;
   int max_blocks = 64;
   bool prefetch_indices = false;
-  int register_budget = 128;
 };
 
 /// The forward kernel's configuration for rows stored as `Rows` on `Target` (the backward uses only

@@ -59,10 +59,10 @@ struct forward_kernel : detail::declared_target<Target> {
   // Launch bounds: lets HIP give each lane more than the 128 VGPRs a 1024-thread default allows.
   static constexpr int max_threads_per_block = Cfg.threads;
   // CUDA occupancy request (the second __launch_bounds__ argument; HIP and the emulator ignore it):
-  // registers per thread up to Cfg.register_budget, 64 Ki registers over blocks x threads. Given only
-  // the block size, ptxas (nvcc 13) picks a register target of its own and may spill a few bytes
-  // under it with registers to spare: 4 bytes at 64 registers in the fp16 kernel on sm_100a (2026-12-02).
-  static constexpr int register_budget = Cfg.register_budget;
+  // registers per thread up to 128, 64 Ki registers over blocks x threads. Given only the block size,
+  // ptxas (nvcc 13) picks a register target of its own and may spill a few bytes under it with
+  // registers to spare: 4 bytes at 64 registers in the fp16 kernel on sm_100a (2026-12-02).
+  static constexpr int register_budget = 128;
   static constexpr int min_blocks_per_multiprocessor =
       Cfg.threads * register_budget >= 65536 ? 1 : 65536 / (Cfg.threads * register_budget);
   static constexpr int E = fmt::per_vec;                                      // elements per 16 bytes
