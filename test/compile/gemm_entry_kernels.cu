@@ -22,7 +22,11 @@
 // The HIP entry is compile-checked kernel by kernel in gemm_cdna_kernels.cu (compiling the whole HIP
 // entry for one gfx target takes 11 minutes with clang 15; docs/gemm.md).
 //
-// compile-targets sm_.*
+// Only sm_90a in the test suite: it compiles the superset (fp8 included), and the three targets took
+// 570 + 497 + 1110 s (sm_90a, sm_80, sm_100a) of CI's 2 cores on 2026-12-04, which took CI past its
+// limit. The sm_80 and sm_100a checks: cmake -DSTRATA_COMPILE_ALL_TARGETS=ON (test/compile).
+// compile-targets sm_90a
+// compile-targets-full sm_.*
 // compile-timeout 1800
 // compile-flags sm_90a|sm_100a: -DSTRATA_GEMM_FP8
 // compile-expect-kernel-count sm_80: 129
