@@ -446,21 +446,24 @@ inline std::size_t workspace_size(const problem& p, kind k, const options& o = {
 namespace strata {
 
 /// y = act(alpha * conv(x, w) + beta * residual + bias): see strata/ops/conv/host.hpp.
-inline void conv(stream& s, const ops::conv::problem& p, const ops::conv::tensor& x, const ops::conv::tensor& w,
+template <class = void>  // a template: including the header compiles no kernel (strata::gemm says why)
+void conv(stream& s, const ops::conv::problem& p, const ops::conv::tensor& x, const ops::conv::tensor& w,
                  const ops::conv::tensor& y, const ops::conv::options& o = {}) {
   ops::conv::detail::entry<ops::conv::kind::fprop>(s, {"strata::conv", ops::conv::kind::fprop, "x", "w", "y"}, p, x, w, y, o);
 }
 
 /// dx = act(alpha * conv_transpose(dy, w) + beta * residual + bias): the data gradient of strata::conv,
 /// and the transposed convolution of dy.
-inline void conv_backward_data(stream& s, const ops::conv::problem& p, const ops::conv::tensor& dy,
+template <class = void>  // a template: including the header compiles no kernel (strata::gemm says why)
+void conv_backward_data(stream& s, const ops::conv::problem& p, const ops::conv::tensor& dy,
                                const ops::conv::tensor& w, const ops::conv::tensor& dx, const ops::conv::options& o = {}) {
   ops::conv::detail::entry<ops::conv::kind::dgrad>(s, {"strata::conv_backward_data", ops::conv::kind::dgrad, "dy", "w", "dx"},
                                                    p, dy, w, dx, o);
 }
 
 /// dw = alpha * dL/dw + beta * dw: the weight gradient of strata::conv (split-K over the pixels).
-inline void conv_backward_weight(stream& s, const ops::conv::problem& p, const ops::conv::tensor& x,
+template <class = void>  // a template: including the header compiles no kernel (strata::gemm says why)
+void conv_backward_weight(stream& s, const ops::conv::problem& p, const ops::conv::tensor& x,
                                  const ops::conv::tensor& dy, const ops::conv::tensor& dw, const ops::conv::options& o = {}) {
   ops::conv::detail::entry<ops::conv::kind::wgrad>(s, {"strata::conv_backward_weight", ops::conv::kind::wgrad, "x", "dy", "dw"},
                                                    p, x, dy, dw, o);

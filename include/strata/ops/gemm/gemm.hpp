@@ -477,8 +477,15 @@ void run_on(stream& s, const matrix& a, const matrix& b, const matrix& c, const 
 }  // namespace detail
 
 /// D = act(alpha * A * B + beta * C + bias) for each batch entry; C may alias D.
-inline void run(stream& s, const matrix& a, const matrix& b, const matrix& c, const matrix& d, const options& o = {}) {
-  detail::run_on<detail::build_platform>(s, a, b, c, d, o);
+///
+/// A template only so that nothing is compiled until it is called: nvcc generates device code for
+/// every kernel named from any inline function of a translation unit, called or not, and this entry
+/// names every configuration the build's platform can launch (86 kernels for sm_90a). As a template
+/// it costs nothing in a file that includes the header and never calls it. Platform is the build's;
+/// tests pass another to run the CUDA or HIP choices on the emulator (entry_platform_test.cpp).
+template <class Platform = detail::build_platform>
+void run(stream& s, const matrix& a, const matrix& b, const matrix& c, const matrix& d, const options& o = {}) {
+  detail::run_on<Platform>(s, a, b, c, d, o);
 }
 
 }  // namespace strata::ops::gemm
@@ -545,8 +552,10 @@ void run_grouped(stream& s, std::vector<group_entry<TA, TA, TD>> problems, layou
 namespace strata {
 /// strata::gemm(stream, a, b, c, d, options): see strata/ops/gemm/gemm.hpp. The types live in strata::ops::gemm
 /// (a function and a namespace cannot share the name strata::gemm).
-inline void gemm(stream& s, const ops::gemm::matrix& a, const ops::gemm::matrix& b, const ops::gemm::matrix& c,
-                 const ops::gemm::matrix& d, const ops::gemm::options& o = {}) {
-  ops::gemm::run(s, a, b, c, d, o);
+/// A template for the reason ops::gemm::run is one: including the header compiles no kernel.
+template <class Platform = ops::gemm::detail::build_platform>
+void gemm(stream& s, const ops::gemm::matrix& a, const ops::gemm::matrix& b, const ops::gemm::matrix& c,
+          const ops::gemm::matrix& d, const ops::gemm::options& o = {}) {
+  ops::gemm::run<Platform>(s, a, b, c, d, o);
 }
 }  // namespace strata
