@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Conan 2 recipe for Strata (header-only).
 
     conan create . --build=missing                      # host component, the system's Boost.Context
@@ -30,6 +31,7 @@ class StrataConan(ConanFile):
     name = "strata"
     description = "Header-only C++20 portable GPU kernel templates over a chiplet-aware block hierarchy"
     homepage = "https://example.invalid/strata"
+    license = "Apache-2.0 WITH LLVM-exception"
     topics = ("gpu", "cuda", "hip", "header-only", "kernels")
     package_type = "header-library"
     settings = "os", "arch", "compiler", "build_type"
@@ -37,7 +39,7 @@ class StrataConan(ConanFile):
                "system_boost": [True, False]}
     default_options = {"host": True, "cuda": False, "hip": False, "kokkos": False, "system_boost": True}
     # What `cmake --install` needs; tests, examples and the rest are not part of the package.
-    exports_sources = ("include/*", "cmake/*", "CMakeLists.txt")
+    exports_sources = ("include/*", "cmake/*", "CMakeLists.txt", "LICENSE")
     no_copy_source = True
 
     def set_version(self):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // benchmark/attention_bench.cpp -- attention forward, backward and decode in TFLOP/s on a CUDA GPU
 // (CUDA builds only: timed with CUDA events). FlashAttention's FLOP convention:
 //   forward  4 * B * H * SQ * SK * D   (halved with --causal when SQ == SK)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // benchmark/conv_bench.cpp -- strata's convolution (strata::conv, conv_backward_data,
 // conv_backward_weight) against cuDNN in TFLOP/s, same shapes, same run, on a CUDA GPU (CUDA builds
 // only: timed with CUDA events).

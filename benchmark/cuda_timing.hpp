@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // benchmark/cuda_timing.hpp -- what every CUDA benchmark here shares: fatal error reports that name the
 // program, and the event timing (median of event-timed calls after warm-ups), so each library in one
 // table is timed the same way.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // benchmark/embedding_bench.cpp -- GB/s of the table-batched embedding-bag forward against the
 // device's copy bandwidth, measured in the same run. Build it as CUDA (or HIP) for GPU numbers:
 // times come from device events there; on the host backend from a steady clock (emulator speed).

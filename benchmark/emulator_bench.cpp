@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Emulator speed: the cost of a fiber switch, of a block barrier and of a warp collective, and the
 // throughput of a real reduction kernel. Run: build/<preset>/benchmark/strata_bench_emulator
 //

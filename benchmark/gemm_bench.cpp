@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // benchmark/gemm_bench.cpp -- strata::gemm against cuBLASLt in TFLOP/s, same shapes, same run, on a
 // CUDA GPU (CUDA builds only: timed with CUDA events).
 //

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """benchmark/torch_attention.py -- PyTorch's scaled_dot_product_attention (flash and cuDNN backends)
 on the shapes of strata_bench_attention, in TFLOP/s with FlashAttention's FLOP convention
 (forward 4*B*H*S*S*D, halved when causal; backward 2.5x the forward; decode 4*B*H*1*SK*D).

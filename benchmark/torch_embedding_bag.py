@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """PyTorch's embedding_bag on the shapes of strata_bench_embedding, for the comparison issue 7 asks for.
 
     python3 benchmark/torch_embedding_bag.py [--tables 32] [--rows 1000000] [--dim 128] [--batch 8192]

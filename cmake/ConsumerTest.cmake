@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Packaging test driver, run as `cmake -D... -P ConsumerTest.cmake` by the strata.consumer.* tests
 # (test/consumer/CMakeLists.txt). It configures, builds and runs test/consumer/app against Strata with the
 # parent build's generator and compiler, offline.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Build the API reference as CTest's docs.api test does:
 #   cmake -DDOXYGEN=<doxygen> -DSOURCE_DIR=<repository> -DOUTPUT_DIR=<folder> -P cmake/RunDoxygen.cmake
 # Runs docs/Doxyfile from the repository root with the output moved to OUTPUT_DIR and every warning an

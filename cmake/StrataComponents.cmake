@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Usage requirements of Strata's GPU and interop components, shared by the build tree (add_subdirectory,
 # CMakeLists.txt) and the installed package (StrataConfig.cmake), so that both give a consumer the same
 # strata::cuda, strata::hip and strata::kokkos. Installed next to StrataConfig.cmake.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // examples/attention.cpp -- fused attention forward through the one-call host entry.
 //
 //   attention --batch B --heads H --heads-k HK --seqlen-q SQ --seqlen-k SK --dim D [--causal]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // examples/conv.cpp -- strata::conv (and its two gradients) on the backend of this build (the host
 // emulator unless built for CUDA or HIP), with an optional check against the direct double reference.
 //

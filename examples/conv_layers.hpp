@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // examples/conv_layers.hpp -- the convolution layers of ResNet-50 (v1.5: the stride sits in the 3x3
 // convolution of each first bottleneck) and of a 2D U-Net (the original's 3x3 encoder/decoder
 // convolutions at 256 x 256 input, padded so sizes are kept), as strata::ops::conv problems at batch n.

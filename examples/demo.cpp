@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // examples/demo.cpp -- what `scripts/demo` runs: Strata's kernels on the best backend this build has
 // (a CUDA or HIP GPU, else the host emulator), each checked against a plain CPU reference.
 //

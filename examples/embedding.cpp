@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // examples/embedding.cpp -- a DLRM-like synthetic workload: T tables of R rows and D columns, a batch
 // of B samples with L Zipf-distributed lookups per table, pooled in one table-batched launch.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // examples/first_kernel.cpp -- the README's example: one kernel source, run here on the host emulator.
 // Build: g++ -std=c++20 -Iinclude examples/first_kernel.cpp -lboost_context -pthread
 #include <cstdio>

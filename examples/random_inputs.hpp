@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // examples/random_inputs.hpp -- the inputs the operator examples check with: random values that are
 // never zero (a zero input hides a missing term from the check), the same for every example.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // examples/swiglu.cpp -- a NEW fused operator from Strata's parts, built step by step in
 // docs/tutorial-fused-operator.md: the SwiGLU MLP block of LLaMA-style transformers,
 //

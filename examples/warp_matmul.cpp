@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // examples/warp_matmul.cpp -- the kernel that docs/tutorial-warp-matmul.md builds step by step:
 // D = relu(A * B + bias), A (m x k) and B (k x n) in f16, accumulation and D in f32, any sizes.
 // The same source runs on the host emulator, on NVIDIA (mma.sync) and on AMD (MFMA); only the MMA

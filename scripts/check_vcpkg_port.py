@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Check ports/strata against vcpkg's manifest format, without vcpkg (which CI cannot download).
 
     scripts/check_vcpkg_port.py [port dir]     (default: ports/strata next to this script's repository)

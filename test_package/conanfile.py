@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Conan's check of the package: build a consumer against it and run a kernel on the host emulator."""
 import os
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Conan test_package: a tiny kernel on the host emulator, linked through strata::host.
 #include <strata/strata.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // chiplet_sim -- the modelled L2 / LLC traffic of each tile order, side by side, for one problem on one
 // target. A model, not a measurement: see docs/chiplets.md.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // tools/fragment_diagram.cpp -- prints the per-lane fragment layout of every MMA atom, from the atoms'
 // own constexpr tables (a_coord / b_coord / c_coord), as the diagrams of docs/layouts-and-atoms.md.
 //

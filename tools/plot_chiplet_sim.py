@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Plot the locality simulator's comparison of tile orders (docs/img/chiplet_sim.svg).
 
 Runs chiplet_sim for the configurations of docs/chiplets.md (8192^3 bf16 GEMM, 256x256x64 tiles; GQA

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // benchmark/compile_time/gemm_attention_tu.cu -- the translation unit whose compile time and peak
 // memory benchmark/compile_time/measure.sh records (docs/performance.md, "Compile time").
 //

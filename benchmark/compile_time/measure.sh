@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # benchmark/compile_time/measure.sh -- compile time and peak memory of one translation unit
 # (gemm_attention_tu.cu: one GEMM configuration and, when include/strata/attention.hpp exists, one
 # attention configuration) for sm_90a (nvcc) and gfx940 (hipcc), measured with /usr/bin/time -v.

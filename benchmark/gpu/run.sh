@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # benchmark/gpu/run.sh -- everything one GPU lease should answer, in one command, on a CUDA machine:
 #   1. the `gpu` checks (benchmark/gpu/checks.txt: the examples' --check runs on odd shapes),
 #   2. GEMM against cuBLASLt (strata_bench_gemm: square, LLM and grouped MoE shapes, bf16 and f16),

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # examples/pytorch/setup.py -- builds Strata's PyTorch operators (see README.md):
 #
 #   pip install --no-build-isolation examples/pytorch       (or: python3 setup.py build_ext --inplace)

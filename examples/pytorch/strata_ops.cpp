@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // examples/pytorch/strata_ops.cpp -- Strata's GEMM, attention and embedding bag as PyTorch operators.
 //
 //   torch.ops.strata.gemm(a, b)                                   a @ b, 2-D, fp32 / fp16 / bf16

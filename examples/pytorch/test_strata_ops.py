@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Strata's PyTorch operators against torch's own: torch.matmul, F.scaled_dot_product_attention and
 F.embedding_bag, on CPU tensors (Strata's host emulator) and, where the CUDA library was built and a GPU
 exists, on CUDA tensors.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/attention.hpp -- fused multi-head attention: forward (MHA/GQA/MQA, masks, score/mask
 // modifiers, variable lengths), split-KV decoding over contiguous or paged caches, and the double-
 // precision reference. See docs/attention.md.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/conv.hpp -- the convolution operator: implicit-GEMM kernel template (fprop, dgrad, wgrad),
 // the direct depthwise kernel, host entries (strata::conv, conv_backward_data, conv_backward_weight),
 // and the double-precision reference.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/embedding.hpp -- the embedding-lookup operators (table-batched embedding bags): forward,
 // backward with dense / sparse gradients or fused optimizers, bounds policies, and the reference.
 // See docs/embedding.md.

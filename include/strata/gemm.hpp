@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/gemm.hpp -- the GEMM operator: kernel template, shipped configurations, host entry, reference.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/strata.hpp -- the umbrella header: everything a kernel or a host program needs.
 #pragma once
 

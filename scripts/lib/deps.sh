@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # shellcheck shell=bash
 # Shared by scripts/test and scripts/demo (sourced, not run): find the tools and libraries Strata's build
 # needs, and install what is missing on Debian/Ubuntu.

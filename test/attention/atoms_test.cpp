@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Attention forward with the tensor-core atoms, run on the emulator from their fragment layouts:
 // mma.sync m16n8k16 (sm80 target, cp.async pipeline) and MFMA 16x16x16 (gfx942, wave64).
 #include "support.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Attention backward on the emulator: dQ, dK, dV (and dsinks) against the double-precision reference
 // gradient (reference::backward), against central finite differences of the forward on tiny sizes,
 // bitwise identical across the emulator's worker counts and schedules (deterministic: no atomics),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Decoding on the emulator: 1..16 query tokens against a KV cache, split-KV with its combine step,
 // new K/V appended first, dense and paged caches (page size 16 and 32, shuffled pages). Checked against
 // the reference (tolerances as in support.hpp), and paged == dense bit for bit.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Attention dropout: the Philox 4x32-10 generator against its published known-answer vectors, the
 // mask as a pure function of (seed, offset, batch, head, row, col), and the forward and backward with
 // dropout against the reference using the same mask.

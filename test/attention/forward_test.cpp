@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Attention forward on the emulator, host target (scalar FMA atom): every head dim, fp32 / fp16 /
 // bf16, MHA / GQA / MQA, BSHD and BHSD, seqlen_q != seqlen_k, lengths that are not tile multiples,
 // seqlen 1, against the double-precision reference (support.hpp states the tolerances).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // test/attention/grad_support.hpp -- one attention backward case end to end on the emulator:
 // random q, k, v, dout (quantized to the element type), the forward (typed entry) for O and LSE,
 // strata::attention_backward, and the double-precision reference gradient (reference::backward).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Attention masks and modifiers on the emulator (host target): causal top-left / bottom-right with
 // seqlen_q != seqlen_k, sliding windows (also wider than the sequence), ALiBi, soft-capping, sinks,
 // user score_mod / mask_mod, their combination, fully masked rows (O = 0, LSE = -inf, no NaN),

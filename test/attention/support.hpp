@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // test/attention/support.hpp -- one attention case end to end on the emulator: random inputs
 // (quantized to the element type; the reference sees the quantized values), poisoned outputs, the
 // kernel, and a comparison with the double-precision reference, row by row.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The dispatch model and the tile orders: inverses, bijections for every tile count (ragged tails
 // included), contiguity of the dispatch inverse, balance per chiplet, agreement with published formulas.
 #include <catch2/catch.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // test/chiplet/persistent_kernels.hpp -- persistent kernels over the chiplet level, shared by the
 // emulator tests and the compile checks.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Persistent scheduling and chiplet-scope synchronization on the emulator, with cooperative launches
 // (every block resident) and a shuffled chiplet placement unlike the dispatch model, so a protocol that
 // secretly relied on the model would fail here.

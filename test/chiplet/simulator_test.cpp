@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The locality simulator: LRU behaviour, small cases computed by hand, panel vs line granularity, and
 // the qualitative facts on the MI300X and MI355X models.
 #include <catch2/catch.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The runtime topology: STRATA_CHIPLETS (valid and malformed values), the device-reported counts, and
 // the compile-time adaptor arch::with_chiplets, down to the emulator's ctx.chiplet().
 #include <catch2/catch.hpp>

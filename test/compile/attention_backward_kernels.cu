@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // test/compile/attention_backward_kernels.cu -- the attention backward kernels (FlashAttention-2's
 // algorithm in scalar fp32, strata/ops/attention/backward.hpp) that the host entry
 // strata::attention_backward launches, for every head-dim pair it takes (supported_dims: 32, 64, 96,

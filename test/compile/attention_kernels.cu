@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // test/compile/attention_kernels.cu -- compiles every shipped attention forward configuration and the
 // decode helpers for one GPU target per compile (STRATA_COMPILE_TARGET = sm80, sm90a, sm100a, gfx90a
 // or gfx942), so the compile check reads their registers / spills and finds the tensor-core and

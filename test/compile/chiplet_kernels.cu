@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // test/compile/chiplet_kernels.cu -- the chiplet level's persistent kernels for every GPU target: the
 // persistent tile scheduler and the two-level chiplet barrier, with cooperative launches. Checks that
 // the hardware chiplet id (HW_REG_XCC_ID) and the agent-scope acquire/release fences assemble for

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # test/compile/compile_check.cmake -- one `compile` test: build every test kernel for one GPU target,
 # read the compiler's resource report, and check the generated code for the instructions we claim to
 # emit. Run by CTest as

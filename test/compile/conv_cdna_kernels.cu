@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // test/compile/conv_cdna_kernels.cu -- the implicit-GEMM convolution kernels the host entry
 // (strata/ops/conv/host.hpp) launches on a HIP build, compiled for gfx90a and gfx940 (the gfx942
 // descriptor): fprop, dgrad and wgrad on the MFMA 32x32 128 x 128 tile for bf16, fprop for f16, int8

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // test/compile/conv_depthwise_kernels.cu -- the direct depthwise convolution (strata/ops/conv/
 // depthwise.hpp) for every target, NVIDIA and AMD: one kernel per input type the host entry takes
 // (f16, bf16, f32, int8 with an int32 output). A memory-bound kernel: the check is that it compiles

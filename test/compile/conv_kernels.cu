@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // test/compile/conv_kernels.cu -- the convolution kernels the host entry (strata/ops/conv/host.hpp)
 // launches on a CUDA build, compiled for sm_80, sm_90a and sm_100a: the implicit-GEMM fprop, dgrad
 // and wgrad kernels (mma.sync atoms, cp.async stages, 16-byte row gathers) in the large and medium

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // test/compile/copy_kernels.cu -- the copy atoms and the pipeline built for one GPU target per compile
 // (see kernels.cu and compile_check.cmake): the instructions they must produce, and no spills.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // test/compile/embedding_kernels.cu -- compiles the embedding kernels for one GPU target per compile
 // (STRATA_COMPILE_TARGET = sm80, sm90a, sm100a, gfx90a or gfx942) so that the compile check reads
 // their resource report (registers, spills) and finds the 16-byte global row loads in the code.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // test/compile/epilogue_kernels.cu -- the epilogue chains of test/epilogue/kernel_test.cpp, in the same
 // tile kernel (test/epilogue/tile_kernel.hpp), built for one GPU target per compile by the compile
 // check (compile_check.cmake): every op of strata/epilogue must compile for the CUDA and HIP device

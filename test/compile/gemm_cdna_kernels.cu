@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // test/compile/gemm_cdna_kernels.cu -- the GEMM kernels the host entry (strata/ops/gemm/gemm.hpp)
 // launches on a HIP build, compiled for gfx90a and gfx940 (the gfx942 descriptor: Debian's clang 15
 // predates gfx942): the MFMA 32x32 128 x 128 tile and the 16x16 skinny tile for bf16, f16, fp32 (f32

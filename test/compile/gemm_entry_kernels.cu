@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // test/compile/gemm_entry_kernels.cu -- every GEMM kernel the CUDA host entry ships, compiled for
 // sm_80, sm_90a and sm_100a: this file instantiates the entry itself (strata::gemm, and the grouped
 // entry for each input type), so the set checked is exactly the set a CUDA build launches: for each

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // test/compile/hierarchy_probe.hpp -- a kernel that touches every member of the hierarchy context,
 // so the compile tests build all of them for every target (the test kernels use only a subset),
 // and so that the hallmark instructions of each level (chiplet id, cluster barrier, distributed

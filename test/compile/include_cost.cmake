@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # test/compile/include_cost.cmake -- `compile.include_cost.<target>`: including Strata's public headers
 # compiles no kernel. One translation unit includes every public header (strata/*.hpp and every header
 # under strata/ops/, found when the test runs, so a new header is covered without an edit) and calls

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // test/compile/include_cost_probe.hpp -- the self-test of include_cost.cmake: a header written the way
 // the GEMM entry was before 2026-12-05, a plain inline function that launches a kernel and is never
 // called. compile.include_cost.<target>.probe includes it with the public headers and must see the

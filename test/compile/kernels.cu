@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // test/compile/kernels.cu -- instantiates strata::launch for every test kernel, for one target per
 // compile, so that the compile tests (compile_check.cmake) can build the trampolines for that target
 // and read the compiler's resource report. Compiled by nvcc as CUDA and by hipcc with `-x hip`.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // test/compile/mma_kernels.cu -- builds, for one GPU target per compile, a kernel for every MMA atom
 // that target has (test/mma/mma_kernels.hpp: one atom per warp, and a warp tile), so that the
 // compile check can show the tensor-core instructions in the PTX / GCN assembly and that nothing

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // test/compile/tensor_kernels.cu -- the tensor layer's emulator-test kernel (test/tensor/tile_copy_kernel.hpp)
 // compiled for every GPU target: layouts, partitions, swizzled shared views and predicates must fold to
 // plain index arithmetic with no register spills. Two thread arrangements: 8 x 32 (divides the tile)

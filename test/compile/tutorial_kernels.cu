@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // test/compile/tutorial_kernels.cu -- the tutorial's kernel (examples/warp_matmul.cpp, quoted by
 // docs/tutorial-warp-matmul.md) compiled, unchanged, for every GPU target: the atom it picks from its
 // target must become the tensor-core instruction (mma.sync on NVIDIA, MFMA on CDNA), and nothing may

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Bad input to the convolution entries: each is a strata::invalid_argument naming the operator and
 // the argument, raised before anything is launched (the output stays untouched).
 #include "support.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The implicit-GEMM kernel in its CDNA configurations on the emulator (wave64, MFMA with the exact
 // gfx942 / gfx90a fragment layouts): bf16 on gfx942 (the MI300-class descriptor), int8 on gfx90a and
 // fp32 on the f32 MFMA (the configuration the HIP entry runs for fp32).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The host entries strata::conv, conv_backward_data and conv_backward_weight on the emulator (FMA
 // configurations): every dtype combination, 1D / 2D / 3D, stride, asymmetric padding, dilation,
 // groups, depthwise, the 1x1 fast path, NCHW and padded channels-last layouts, fused epilogues,

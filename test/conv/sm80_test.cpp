@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The implicit-GEMM kernel in its sm80 configurations on the emulator (mma.sync atoms with their exact
 // fragment layouts, cp.async stages, ldmatrix fragment loads): 16-byte gathers where the channels
 // allow them, element-wise gathers otherwise; f16 / bf16, tf32 and int8; fprop, dgrad and wgrad.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // test/conv/support.hpp -- one checker for every convolution test: random inputs (never zero), the
 // output poisoned (or holding the residual / the previous dw when beta != 0, read in place), guard
 // elements after it and in the gaps of strided layouts that must come back untouched; the result

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Copy atoms on the emulator: vector copies with predication, the cooperative tile copy (plain and
 // cp.async), cp.async group semantics with a planted missing wait, AMD buffer loads out of range.
 #include <catch2/catch.hpp>

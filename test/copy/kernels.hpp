@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // test/copy/kernels.hpp -- kernels over the copy atoms and the pipeline, shared by the emulator tests
 // (test/copy/*_test.cpp) and the compile tests (test/compile/copy_kernels.cu).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // ldmatrix on the emulator against a plain per-lane reference, on random data, .x1/.x2/.x4, with and
 // without .trans, with each lane pointing at an arbitrary row of a table (the addresses are honoured).
 #include <catch2/catch.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata::pipeline streaming K-tiles through 2, 3 and 4 shared-memory stages: cp.async on sm80, plain
 // loads and a block barrier on host and gfx942; exact against a reference for K that is not a multiple
 // of the tile or of the stage count; a planted protocol bug caught by the emulator's poison.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Backward embedding bags on the emulator against the double-precision reference: dense and sparse
 // gradients and the fused optimizers (SGD, Adagrad, row-wise Adagrad) over fp32 / fp16 / bf16 rows,
 // duplicate indices (one row met thousands of times), sum / mean / none pooling, per-sample

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Bounds behaviour of the embedding operators: planted bad indices (negative, equal to the row count,
 // huge) and malformed offsets (decreasing, negative, past the end) under each policy. bounds::error
 // throws strata::embedding::bounds_error naming feature, table, bag, position and value of the FIRST

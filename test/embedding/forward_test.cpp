@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Forward embedding bags on the emulator against the double-precision reference: every pooling and
 // row format, many tables of dims that are not multiples of the vector width, empty bags, bags of
 // one, a very large bag, padding rows, per-sample weights, fixed-size bags, int32 indices, fp16 /

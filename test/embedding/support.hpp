@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // test/embedding/support.hpp -- building embedding problems for the tests: random tables of every
 // format, CSR or fixed-size bags, device copies inside guard zones (poisoned sentinel regions before
 // and after every buffer that must never be touched), and tolerances from the data type.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Chains of epilogue ops against a double-precision reference on random data and non-square shapes;
 // the integer-accumulator path; the params aggregate; and user-defined ops.
 #include <catch2/catch.hpp>

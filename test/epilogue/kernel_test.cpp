@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // An epilogue chain inside a kernel on the host emulator: blocks walk the output tiles, threads apply
 // the chain to their accumulator fragments, outputs start poisoned (the padding columns between cols
 // and ldd must stay poisoned), for warp size 32 and 64 and under several fiber schedules.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Malformed epilogue chains, one per STRATA_EPILOGUE_CASE_<name>: each must fail to compile with the
 // static_assert sentence that CMakeLists.txt expects (these are compile-fail tests, not a program).
 #include <concepts>

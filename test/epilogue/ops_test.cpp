@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Each epilogue op alone, and each output conversion, against a double-precision reference on random
 // non-zero data over non-square shapes; then the documented NaN / Inf behaviour, the BLAS beta == 0
 // rule, and saturation of every narrow output type.

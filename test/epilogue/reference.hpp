@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // test/epilogue/reference.hpp -- double-precision references for the epilogue ops, random operands,
 // and the tolerance rule shared by the epilogue tests.
 #pragma once

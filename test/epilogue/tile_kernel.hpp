@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // test/epilogue/tile_kernel.hpp -- an epilogue applied to a matrix tile by tile, the way a GEMM's
 // last stage does it: each block walks output tiles (more tiles than blocks, so blocks loop), each
 // thread holds a fragment of accumulators in registers, and the chain runs on every fragment element

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // libFuzzer target of strata::attention_decode: the bytes choose dtype, head dims, batch / heads / GQA / lengths,
 // layouts and padded strides, the options, and breakages (dtype / extent / head-dim mismatches,
 // strides that are not multiples of 16 bytes, misaligned or null pointers, bad scale / window /

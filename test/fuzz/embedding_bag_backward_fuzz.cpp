@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // libFuzzer target of strata::embedding_bag_backward: the bytes choose row format, tables (rows, dims, row strides,
 // padding index), features, CSR or fixed-size bags, index type, index values incl. out-of-range ones,
 // offsets incl. decreasing and past-the-end ones, weights, pooling, bounds policy, output format and

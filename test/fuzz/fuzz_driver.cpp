@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // test/fuzz/fuzz_driver.cpp -- runs a libFuzzer target without libFuzzer (the normal gcc build and
 // CTest): every file named on the command line as one input, then STRATA_FUZZ_RUNS pseudo-random
 // inputs (default 300; 0 with files given) of 0..STRATA_FUZZ_MAX_LEN bytes (default 96) from

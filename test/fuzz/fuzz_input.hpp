@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // test/fuzz/fuzz_input.hpp -- the fuzzer's bytes as a source of choices (see
 // test/property/random_source.hpp): each next() consumes one byte; past the end, zeros. The case
 // builders of test/property/*_case.hpp then decode shapes, strides, dtypes, options and corruptions.

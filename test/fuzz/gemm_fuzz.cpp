@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // libFuzzer target of strata::gemm: the bytes choose shapes, layouts, lds, batch strides, dtypes,
 // alpha / beta, C aliasing D, bias, ReLU, split-K / stream-K, the workspace, and breakages (short lds,
 // null or misaligned pointers, mismatched shapes / dtypes, negative extents, bad options). Every input

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The CDNA configurations (MFMA, wave64) run as gfx942 / gfx90a on the emulator with the atoms' exact
 // fragment layouts and the chiplet-aware tile order.
 #include "support.hpp"

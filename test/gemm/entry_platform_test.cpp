@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The entry paths for fp8 (e4m3 / e5m2 -> bf16 with per-tensor and per-row / per-column dequantization
 // scales) of every platform, on the emulator: sg::detail::run with the CUDA platform picks the same
 // configurations (sm90a mma.sync m16n8k32, skinny tile; medium tile under stream-K; 16-byte or

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The host entry strata::gemm(stream, a, b, c, d, options): every dtype combination it takes on this
 // build (fp8 included: the emulator has the units), validation errors naming the argument, split-K
 // through a workspace.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Grouped GEMM (many problems of different shapes in one launch, as MoE layers need): the template
 // path (grouped_kernel over the FMA host configuration and the sm80 mma.sync configuration) and the
 // host entry run_grouped, against the double reference, on the emulator.

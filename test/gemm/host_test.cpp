@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The GEMM kernel template with the scalar-FMA configuration, run as the host target (warp 32) and as
 // gfx942 (wave64): fp32, bf16 -> bf16, int8 -> int32, every layout, batched, alpha/beta, bias+ReLU,
 // parallel split-K, over the odd shapes of support.hpp.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The sm80 configurations (mma.sync m16n8k16 / m16n8k8 tf32 / m16n8k32 s8, cp.async multistage) run
 // as arch::sm80 on the emulator with the atoms' exact fragment layouts; fp8 e4m3 / e5m2 as sm90a.
 #include "support.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Stream-K: the work division (pure arithmetic, exhaustively over small cases) and the stream-K GEMM
 // kernel on the emulator against the double reference, under shuffled chiplet placements and random
 // fiber orders, bitwise identical from run to run.

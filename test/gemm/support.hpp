@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // test/gemm/support.hpp -- one checker for every GEMM test: random inputs (never zero), poisoned
 // outputs, any layouts and padding, batched, alpha/beta (C aliasing D), optional bias + ReLU, split-K;
 // the kernel's result against ops/gemm/reference.hpp in double, within reference::tolerance.

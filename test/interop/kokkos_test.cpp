@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // test/interop/kokkos_test.cpp -- strata/interop/kokkos.hpp on Kokkos's Serial space (Debian's
 // Kokkos 3.4): tensor views of LayoutLeft, LayoutRight and LayoutStride views of rank 1 to 4 address
 // the same elements as the Kokkos views, and strata::gemm runs on the Serial space's stream on Kokkos

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // test/kernels/block_reduce.hpp -- sum of an array: grid-stride loads, warp tree reduction, one value
 // per warp through shared memory, then the first warp reduces those. Shows: block/warp/lane indices,
 // ctx.shared<T>(), block barriers, warp reductions, for warp size 32 and 64.

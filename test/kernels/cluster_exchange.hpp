@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // test/kernels/cluster_exchange.hpp -- each block of a cluster publishes values in its shared memory;
 // after a cluster barrier every block reads its right neighbour's values through distributed shared
 // memory. A second cluster barrier keeps a block alive until its neighbour has read it.

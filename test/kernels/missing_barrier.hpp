@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // test/kernels/missing_barrier.hpp -- kernels with barrier bugs that a GPU would hang on (or
 // silently mis-execute). The emulator must reject each with an error naming the kernel, the block
 // and the threads.

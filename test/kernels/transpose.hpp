@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // test/kernels/transpose.hpp -- out = in^T through a padded shared-memory tile. Shows 2D grid and block
 // indices, a tile that is staged by one thread layout and read by another, and edge predication for
 // matrices that are not multiples of the tile.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // test/kernels/warp_scan.hpp -- inclusive prefix sum inside each warp with shfl_up (Hillis-Steele),
 // plus a ballot of which lanes hold odd values. Shows warp collectives at warp size 32 and 64 and a
 // partial last warp when the block size is not a multiple of the warp size.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // test/mma/atom_check.hpp -- host side of the MMA tests: random operands (never zeros), the plain
 // reference product in double (int64 for integer atoms), and the comparison.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // AMD CDNA MFMA atoms on the emulator with 64-lane wavefronts: each equals the plain product on
 // random inputs, run as gfx90a (CDNA2 forms) or gfx942 (CDNA3 forms, FNUZ fp8).
 #include <catch2/catch.hpp>

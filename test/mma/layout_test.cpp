@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The fragment layout tables themselves, as plain host C++: every operand of every atom is a
 // bijection onto its tile, and sample entries agree with the vendors' own text. Also the FNUZ fp8
 // types that the CDNA3 fp8 atoms take.

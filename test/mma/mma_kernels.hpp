@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // test/mma/mma_kernels.hpp -- kernels and host checks shared by the MMA tests (and by
 // test/compile/mma_kernels.cu, which builds the same kernels for every GPU target).
 //

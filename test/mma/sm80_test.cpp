@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // NVIDIA mma.sync atoms and the scalar FMA atom on the emulator: each equals the plain product on
 // random inputs, run as the GPU target that has the instruction (sm80, or sm90a for fp8).
 #include <catch2/catch.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The warp tile: C = A * B by warps each computing one TileM x TileN tile with an atom, on matrix
 // sizes that are not multiples of any tile (partial tiles on every edge), A and B row- or
 // column-major, as sm80, gfx90a, gfx942 and the host target. Outputs start poisoned, so an element

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // bf16: every encoding, every rounding boundary, millions of random floats and doubles, checked
 // against the independent model in reference.hpp, plus an exhaustive sweep of all float inputs
 // against a second, arithmetic model of bf16 rounding.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // test/numeric/checks.hpp -- the checks every narrow type goes through, against ref:: (reference.hpp).
 //
 // Large sweeps count mismatches and print the first few instead of asserting per value, so a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // f16: every encoding, every rounding boundary, millions of random floats and doubles, checked
 // against the independent model in reference.hpp and, where the compiler has it, against _Float16.
 #include <catch2/catch.hpp>

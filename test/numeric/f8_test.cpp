@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // f8_e4m3 (OCP E4M3FN) and f8_e5m2: every encoding, every rounding boundary and millions of random
 // floats and doubles against the independent model in reference.hpp, under both overflow rules.
 #include <catch2/catch.hpp>

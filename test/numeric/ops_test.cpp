@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Comparison and arithmetic operators of the narrow types, and the traits: every pair of fp8
 // values, random pairs of f16/bf16, checked against IEEE comparison of the reference values and
 // against the reference rounding of the float result.

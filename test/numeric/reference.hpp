@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // test/numeric/reference.hpp -- an independent model of the narrow formats for the numeric tests.
 //
 // Shares nothing with include/strata/numeric: values come from the textbook formula

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // arch/widen.hpp: the embedding kernels' one-or-two-instruction decodes must equal the portable,
 // exact decode (numeric/detail/format.hpp) bit for bit on every encoding, and give a NaN for a NaN.
 // On the host this checks the bit tricks (bf16's shift, e4m3 through f16, u8 through 2^23); the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // test/property/attention_case.hpp -- randomized calls of strata::attention, strata::attention_decode
 // and strata::attention_backward: tensors with random layouts and padded strides, GQA, sequence
 // lengths (0, 1, odd), every supported head dim pair, dtypes, causal / window / soft-cap / ALiBi /

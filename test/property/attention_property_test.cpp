@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Property test of strata::attention, strata::attention_decode and strata::attention_backward:
 // random batch / heads / GQA ratio / sequence lengths (0, 1, odd) / supported head dims / dtypes /
 // layouts with padded strides / causal, alignment, window, soft-cap, ALiBi, sinks, scale; decode with

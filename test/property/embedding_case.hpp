@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // test/property/embedding_case.hpp -- randomized calls of strata::embedding_bag and
 // strata::embedding_bag_backward: 1-3 tables of random rows / dims / row strides / padding index in
 // every row format, 1-4 features (batch sizes incl. 0), CSR bags of 0-8 indices or fixed-size bags,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Property test of strata::embedding_bag and strata::embedding_bag_backward (embedding_case.hpp):
 // random tables / dims / row strides / padding indices in every row format, features with batch
 // sizes incl. 0, CSR bags incl. empty ones or fixed-size bags, int32 / int64 indices, weights, every

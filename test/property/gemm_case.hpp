@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // test/property/gemm_case.hpp -- one randomized strata::gemm call: descriptors drawn from a source
 // (random_source.hpp), buffers sized from them (inputs random, D poisoned or aliasing C, workspace
 // poisoned), snapshots for the oracle. With `fuzz`, the draws also break the arguments (short lds,

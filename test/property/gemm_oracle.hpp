@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // test/property/gemm_oracle.hpp -- checks what strata::gemm wrote against the double reference,
 // reading every operand through its descriptor (any layout, ld, batch stride, dtype). Shared by the
 // property test and the fuzz target; no Catch2. Emulator builds only: device pointers are host memory.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Property test of strata::gemm: random shapes (0, 1, tile edges, odd sizes), layouts, padded lds,
 // batches with strides (and broadcast A / B), alpha / beta with C aliasing D or separate, bias, ReLU,
 // every dtype combination of this build, split-K (heuristic, fixed, over-split) and stream-K, against

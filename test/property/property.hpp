@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // test/property/property.hpp -- a tiny driver for randomized property tests.
 //
 //   STRATA_PROPERTY_CASES  cases per TEST_CASE (default: the test's own, 25 unless told)

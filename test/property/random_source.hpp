@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // test/property/random_source.hpp -- where a randomized case gets its choices from. The property
 // tests draw them from a seeded generator (rng); the fuzz targets from the fuzzer's bytes
 // (test/fuzz/fuzz_input.hpp, byte_source). Case builders are templates over either. No Catch2.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The bad-input catalogue (issue "Reliability", item 4): every host entry given each kind of bad
 // input it can receive -- null pointers where elements exist, misaligned pointers and workspaces,
 // negative sizes, sizes past 2^31 elements (validation only: no large buffer is ever allocated),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Determinism (issue "Reliability", item 6): every operator, run on the same inputs under several
 // emulator option sets (1 or 2 workers; round-robin, reverse and random fiber order; dispatch-model
 // and shuffled chiplet placement), must give bitwise identical outputs (memcmp).

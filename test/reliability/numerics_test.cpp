@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Defined numerics (issue "Reliability", item 5), each checked exactly:
 //   GEMM: a NaN in row r of A poisons exactly row r of D; Inf * 0 = NaN; +-Inf stays +-Inf in fp32
 //   output; narrow outputs (f16, bf16) SATURATE: a result beyond the largest finite value, Inf

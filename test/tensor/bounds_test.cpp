@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Bounds-checking mode of tensor views (STRATA_BOUNDS_CHECK=1, set here for this translation unit):
 // an access outside a view's shape throws strata::bounds_error naming the view, its memory, its shape
 // and the coordinate; inside an emulated kernel the launch fails naming the kernel, block and thread.

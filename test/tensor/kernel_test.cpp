@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The tensor layer in a kernel on the emulator: a matrix copied tile by tile through a swizzled
 // shared-memory tile (tile_copy_kernel.hpp), for shapes that are not multiples of the tile and thread
 // counts that do not divide it, at warp size 32 and 64. Outputs start poisoned.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Layout algebra as plain host C++: constexpr checks of static layouts, and properties checked
 // pointwise on many static and run-time layouts (composition is function composition, inverse undoes
 // a bijection, coalesce keeps the function, products and tiles have the right sizes).

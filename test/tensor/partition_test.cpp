@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Partitions: every element of a tile is owned by exactly one thread, for block-wide thread layouts,
 // warp layouts at warp size 32 and 64 (block -> warp -> lane, two partition() calls), and thread
 // shapes that do not divide the tile (the identity view and in_bounds mask the extra elements).

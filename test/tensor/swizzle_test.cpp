@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Swizzles: each is a bijection, and for the access pattern it is made for it removes every shared-
 // memory bank conflict that the plain row-major layout has.
 //

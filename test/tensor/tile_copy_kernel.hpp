@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // test/tensor/tile_copy_kernel.hpp -- out = in, tile by tile through a swizzled shared-memory tile, with
 // every index computed by the tensor layer: local_tile picks the block's tile, partition hands each
 // thread its elements, the identity view and in_bounds mask the edges of matrices that are not

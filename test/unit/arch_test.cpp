@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Target descriptors and the dispatch model: the numbers kernels and schedulers are sized from.
 #include <catch2/catch.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The %smid -> chiplet lookup and the calibration registry (strata/runtime/chiplet_calibration.hpp).
 // The lookup is the very function the CUDA context calls on sm_100a; the registry here is the host
 // build's, which validates and keeps the host copy but has no device copy.

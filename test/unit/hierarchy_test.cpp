@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Every level of the hierarchy context on the emulator: each thread records where it is, and the
 // records must cover grid x block exactly once with consistent block/warp/lane/cluster/chiplet ids.
 #include <catch2/catch.hpp>

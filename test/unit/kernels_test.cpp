@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The emulator's semantics shown with real kernels: a block reduction, a shared-memory tiled transpose,
 // a warp-shuffle scan and a cluster exchange, each at warp size 32 and 64 where it applies, under
 // several worker counts and fiber orders.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The KFD topology reader on a fake sysfs tree: the XCD count of the GPU at a PCI address.
 #include <catch2/catch.hpp>
 

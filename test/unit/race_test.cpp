@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The emulator's shared-memory race detector (emulator/detail/race_check.hpp). In the race-check build
 // (preset racecheck) planted races are reported with the kernel, the shared offset, both threads and
 // the access kinds, and correctly synchronized kernels are not; in other builds asking for the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The emulator's rules: barriers that cannot complete, divergent collectives, shared-memory overruns,
 // exceptions from GPU threads, launch validation, atomics, dynamic shared memory, shuffle edge cases.
 #include <catch2/catch.hpp>
@@ -42,8 +43,8 @@ TEST_CASE("threads waiting at two different barriers are reported with both line
   const std::string msg = launch_error({.grid = 2, .block = 256}, divergent_barrier_kernel<arch::sm80>{}, out.data());
   CHECK_THAT(msg, Contains("divergent_barrier_kernel"));
   CHECK_THAT(msg, Contains("different block barriers"));
-  CHECK_THAT(msg, Contains("missing_barrier.hpp:44"));
-  CHECK_THAT(msg, Contains("missing_barrier.hpp:47"));
+  CHECK_THAT(msg, Contains("missing_barrier.hpp:45"));
+  CHECK_THAT(msg, Contains("missing_barrier.hpp:48"));
 }
 
 TEST_CASE("a warp collective skipped by half the warp is reported", "[emulator][deadlock][warp]") {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // test/unit/support.hpp -- small helpers shared by the emulator tests.
 #pragma once
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Strata's operators for PyTorch: importing this registers torch.ops.strata.{gemm, attention, embedding_bag}.
 
 The CPU library (schemas + CPU kernels on Strata's host emulator) loads first; the CUDA library, when it

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/arch/arch.hpp -- every target descriptor, and `current`: the target of this compile pass.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/arch/atomic.hpp -- atomic read-modify-write on global or shared memory, on every backend.
 //
 // Device scope, relaxed ordering (the GPU's atomicAdd semantics). On the host emulator blocks run on

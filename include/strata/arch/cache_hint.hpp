@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/arch/cache_hint.hpp -- loads and stores that tell the caches the data is used once.
 //
 // Streaming data (a GEMM's output, an embedding table scanned once) should not evict what other

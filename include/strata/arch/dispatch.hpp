@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/arch/dispatch.hpp -- the dispatch model as pure, invertible functions.
 //
 // A dispatch model predicts on which chiplet the hardware runs the block with linear id `block` of an

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/arch/gfx90a.hpp -- AMD CDNA2 (MI200 series, gfx90a).
 #pragma once
 #include "strata/arch/target.hpp"

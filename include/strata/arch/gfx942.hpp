@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/arch/gfx942.hpp -- AMD CDNA3 (MI300X / MI325X, gfx942).
 //
 // Debian's clang-15 hipcc predates gfx942; builds here use gfx940 (the same CDNA3 ISA family, with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/arch/gfx950.hpp -- AMD CDNA4 (MI350X / MI355X, gfx950).
 #pragma once
 #include "strata/arch/target.hpp"

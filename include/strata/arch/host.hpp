@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/arch/host.hpp -- the host emulator's own target: a portable lowest common denominator.
 //
 // Warp size 32 and 48 KiB of shared memory (the CUDA limit without opt-in), scalar FMA only: a kernel

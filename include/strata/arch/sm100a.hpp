@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/arch/sm100a.hpp -- NVIDIA Blackwell (B200, sm_100a).
 #pragma once
 #include "strata/arch/target.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/arch/sm80.hpp -- NVIDIA Ampere (A100, sm_80).
 #pragma once
 #include "strata/arch/target.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/arch/sm90a.hpp -- NVIDIA Hopper (H100/H200, sm_90a).
 #pragma once
 #include "strata/arch/target.hpp"

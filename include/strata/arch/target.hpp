@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/arch/target.hpp -- what a target descriptor says, and the concept every descriptor meets.
 //
 // A target is an empty struct with static constexpr members (see sm80.hpp for a full example).

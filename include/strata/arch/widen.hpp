@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/arch/widen.hpp -- narrow stored values to float at the cost of an instruction or two, for
 // memory-bound loops that decode every element they read (embedding rows).
 //

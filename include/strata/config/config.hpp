@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/config/config.hpp -- backend detection and the one family of qualifier macros.
 //
 // This is the only header that tests __CUDACC__, __HIP__, __CUDA_ARCH__ or

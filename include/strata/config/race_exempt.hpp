@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/config/race_exempt.hpp -- lets code exempt its memory accesses from the emulator's race
 // detector (strata/emulator/detail/race_check.hpp): atomic operations are not races, and the
 // detector's own bookkeeping must not check itself. Free outside the race-check build.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/config/version.hpp -- library version (kept in step with project() in CMakeLists.txt).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/copy/buffer.hpp -- AMD buffer loads: global loads whose range check is done by the hardware
 // (CDNA2 gfx90a, CDNA3 gfx94x, gfx950; atom_family::buffer_load).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/copy/copy.hpp -- every copy atom: vector copies with predication, the block-wide tile copy,
 // cp.async (sm80+), ldmatrix (sm80+), AMD buffer loads (gfx90a+) and shared-memory vector loads.
 #pragma once

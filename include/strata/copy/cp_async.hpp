@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/copy/cp_async.hpp -- asynchronous global -> shared copies (PTX cp.async, sm80+).
 //
 //   copy::cp_async<16>(ctx, smem_dst, gmem_src);           // issue: 16 bytes, lands later

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/copy/ldmatrix.hpp -- warp-wide loads of 8x8 matrices of 16-bit elements from shared memory
 // into the register fragments MMA atoms take (PTX ldmatrix, sm75+; a Strata atom on sm80+ targets).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/copy/tile.hpp -- block-wide (cooperative) copy of a Rows x Cols tile: the tile is cut into
 // vectors (vector_copy's width for a row of Cols elements at the guaranteed alignment) and the vectors
 // are dealt to the block's threads round-robin, thread_rank first, so that consecutive threads touch

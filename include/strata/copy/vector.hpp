@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/copy/vector.hpp -- the per-thread vector copy atom: `Contiguous` elements of T moved with the
 // widest loads and stores the guaranteed alignment allows, with edge predication.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/emulator/context.hpp -- the hierarchy context of a kernel running on the host emulator.
 //
 // The same members as the CUDA and HIP contexts (see strata/hierarchy/levels.hpp). Barriers and

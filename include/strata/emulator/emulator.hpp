@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/emulator/emulator.hpp -- the host SIMT emulator: run GPU kernels on the CPU.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/emulator/launch.hpp -- run a kernel on the CPU: every GPU thread a fiber, blocks (or whole
 // clusters) spread over worker threads, all cores by default.
 #pragma once

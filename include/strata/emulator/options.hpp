@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/emulator/options.hpp -- how the host emulator runs a launch: workers, fiber order, stacks.
 //
 // Every field can also be set from the environment (read by options::from_environment(), which is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/epilogue/activation.hpp -- smooth activation functions, computed in float (an int32 value
 // is converted to float first). The definitions, and how each is evaluated:
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/epilogue/chain.hpp -- chain<Ops...>: epilogue ops composed in one template argument.
 //
 //   using ep = epilogue::chain<epilogue::alpha_beta<>, epilogue::bias_col<bf16>, epilogue::gelu_tanh,

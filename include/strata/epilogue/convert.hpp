@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/epilogue/convert.hpp -- convert_to<T>: the output conversion that ends every chain.
 //
 //   T = float            float(v) (an int32 value rounds to nearest even above 2^24)

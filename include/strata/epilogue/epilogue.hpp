@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/epilogue/epilogue.hpp -- composable element-wise tails shared by GEMM, attention and
 // convolution: what happens to each accumulator element, with its (row, col) in the output, between
 // the last MMA and the store.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/epilogue/op.hpp -- what an epilogue op is, the value types that flow through a chain, and
 // the operand references (matrices and vectors in global memory) ops read from.
 //

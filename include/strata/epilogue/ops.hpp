@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/epilogue/ops.hpp -- the linear and piecewise-linear epilogue ops:
 //
 //   alpha_beta<TC>   D = alpha * acc + beta * C(row, col); C is NOT read when beta == 0

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/hierarchy/chiplet_barrier.hpp -- a grid barrier for persistent kernels in two levels:
 // blocks first meet on their chiplet, then one block per chiplet meets the others.
 //

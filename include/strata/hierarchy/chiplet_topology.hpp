@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/hierarchy/chiplet_topology.hpp -- the chiplet topology a program actually uses, and two ways
 // to override it: at compile time with a target adaptor, at run time with an environment variable.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/hierarchy/dims.hpp -- a three-dimensional extent or index, the same type on every backend.
 #pragma once
 

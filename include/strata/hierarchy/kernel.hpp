@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/hierarchy/kernel.hpp -- what a kernel is, and the traits the launchers read from it.
 //
 // A kernel is a class (usually a template over its configuration) with:

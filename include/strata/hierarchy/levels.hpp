@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/hierarchy/levels.hpp -- the execution context every kernel receives, level by level.
 //
 //   grid -> chiplet -> cluster -> block -> warp -> lane

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/hierarchy/persistent.hpp -- a persistent tile scheduler that keeps tiles on their chiplet.
 //
 // A persistent kernel launches one resident block per compute unit (a cooperative launch) and loops

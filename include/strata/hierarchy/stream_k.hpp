@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/hierarchy/stream_k.hpp -- stream-K work division whose partial-tile fix-ups stay in a chiplet.
 //
 // Stream-K (Osama et al., 2023) divides the MAC-loop iterations of all output tiles evenly among the

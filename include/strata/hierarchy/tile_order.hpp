@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/hierarchy/tile_order.hpp -- composable tile orders: which output tile a block computes.
 //
 // A tile order maps a linear id in [0, tiles) -- the hardware block id of a grid with one block per

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/interop/kokkos.hpp -- Strata on Kokkos data and execution spaces.
 //
 //   #include <Kokkos_Core.hpp>

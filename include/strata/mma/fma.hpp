@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/mma/fma.hpp -- the scalar FMA atom: every target, any warp size, no tensor cores.
 //
 // Each lane does d = a * b + c on its own values, so the atom needs no exchange between lanes and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/mma/layout.hpp -- how an MMA atom spreads its operands over the lanes of a warp.
 //
 // Every atom (fma.hpp, mma_sync.hpp, mfma.hpp) declares, as constexpr data:

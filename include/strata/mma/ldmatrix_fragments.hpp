@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/mma/ldmatrix_fragments.hpp -- A and B fragments of the m16n8k16 f16/bf16 mma.sync atom
 // loaded from shared memory with ldmatrix.x4 (one instruction per 16x16 piece of A, or per 16 x 16
 // (k x n) piece of B covering two atoms), instead of one 16-bit load per element.

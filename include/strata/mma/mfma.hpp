@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/mma/mfma.hpp -- AMD CDNA matrix-core atoms (wave64 MFMA), one block (no broadcast modifiers).
 //
 //   atom                     instruction (builtin)                              targets

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/mma/mfma_ocp_fp8.hpp -- OCP fp8 (Strata's f8_e4m3 / f8_e5m2, what frameworks store) on
 // CDNA3's FNUZ fp8 MFMA (gfx942).
 //

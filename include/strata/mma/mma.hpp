@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/mma/mma.hpp -- umbrella for Strata's MMA atoms and the warp tile built on them.
 //
 //   layout.hpp      coord, operand, fragment<T, N>, fragment_layout<Atom, operand> (bijection checks)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/mma/mma_op.hpp -- strata::mma::mma<Atom>(warp, a, b, c): c = a * b + c for one atom.
 //
 // `warp` is ctx.warp() of any backend's context. Under the emulator's context (Warp::emulated) the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/mma/mma_sync.hpp -- NVIDIA warp-level `mma.sync.aligned` atoms (sm80+; fp8 sm89+).
 //
 //   sm80_16x8x16_f32f16    mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32     atom_family::mma_sync_f16

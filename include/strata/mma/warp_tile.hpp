@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/mma/warp_tile.hpp -- one warp's TileM x TileN x TileK sub-product, tiled with an atom.
 //
 //   using tile = strata::mma::warp_tile<Atom, 32, 16, 32>;   // (TILE_M, TILE_N, TILE_K)

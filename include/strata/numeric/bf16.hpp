@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/numeric/bf16.hpp -- bf16, "brain float": the top 16 bits of an IEEE binary32 (1 sign,
 // 8 exponent, 7 mantissa bits, bias 127), as a storage type with the same bits on every backend.
 //

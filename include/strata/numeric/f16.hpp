@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/numeric/f16.hpp -- f16, IEEE 754 binary16 (1 sign, 5 exponent, 10 mantissa bits, bias 15),
 // as a storage type with the same bits on every backend.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/numeric/f8.hpp -- the two OCP 8-bit floating-point storage types, with the same bits on
 // every backend:
 //

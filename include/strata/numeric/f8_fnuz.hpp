@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/numeric/f8_fnuz.hpp -- the two "FNUZ" 8-bit floating-point storage types that AMD CDNA3
 // (gfx940/941/942, MI300) matrix cores read:
 //

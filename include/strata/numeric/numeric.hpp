@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/numeric/numeric.hpp -- umbrella for Strata's narrow floating-point storage types:
 // f16, bf16, f8_e4m3, f8_e5m2 (bit-exact on every backend), the overflow rule and the traits.
 #pragma once

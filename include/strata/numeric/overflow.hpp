@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/numeric/overflow.hpp -- what a narrowing conversion does with values beyond the format's range.
 #pragma once
 

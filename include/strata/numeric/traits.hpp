@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/numeric/traits.hpp -- what generic code asks of Strata's narrow floating-point types.
 //
 //   is_narrow_float_v<T> / concept narrow_float   T is f16, bf16, f8_e4m3 or f8_e5m2

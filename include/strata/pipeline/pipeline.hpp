@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/pipeline/pipeline.hpp -- a multi-stage producer/consumer pipeline over shared-memory stages,
 // shared by GEMM, attention and convolution mainloops.
 //

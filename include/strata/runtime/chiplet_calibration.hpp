@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/runtime/chiplet_calibration.hpp -- which die an NVIDIA SM sits on: %smid through an optional,
 // user-measured calibration table.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/runtime/device_properties.hpp -- what the runtime reports about a device, on every backend.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/runtime/error.hpp -- the exceptions Strata throws. Every message names the failing call or
 // the operator and argument, so a user can act on it without a debugger.
 #pragma once

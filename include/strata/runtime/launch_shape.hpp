@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/runtime/launch_shape.hpp -- the shape of a launch, and its validation against a target.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/runtime/runtime.hpp -- streams, device buffers, copies, device properties and launch for the
 // backend this translation unit is compiled for. The same names exist on every backend:
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/runtime/workspace.hpp -- scratch memory that the caller owns.
 //
 // Launches never allocate: an operator that needs scratch (split-K partials, stream-K fix-ups,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/simulator/locality.hpp -- a locality model of a tile schedule on a chiplet GPU.
 //
 // What it models (docs/chiplets.md has the argument and the limits):

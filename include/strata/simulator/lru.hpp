@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/simulator/lru.hpp -- a byte-capacity LRU cache of integer keys, for the locality simulator.
 //
 // Entries have sizes (a whole panel or one cache line); a miss inserts the entry and evicts least

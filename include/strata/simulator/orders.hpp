@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/simulator/orders.hpp -- the tile orders the simulator and chiplet_sim compare, by name.
 #pragma once
 

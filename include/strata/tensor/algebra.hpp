@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/tensor/algebra.hpp -- operations on layouts as functions.
 //
 //   coalesce(L)            the same function with the fewest modes (flat)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/tensor/integer.hpp -- integers that are either known at compile time or only at run time,
 // through one API.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/tensor/layout.hpp -- a layout maps a coordinate to an offset: layout<Shape, Stride>.
 //
 // A shape is a tuple of extents, a stride a tuple of the same nesting; each extent and stride is an

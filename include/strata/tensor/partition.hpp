@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/tensor/partition.hpp -- which block, warp and lane owns which elements, and which of them are
 // inside the problem.
 //

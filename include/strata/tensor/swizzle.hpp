@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/tensor/swizzle.hpp -- XOR swizzles that spread shared-memory accesses over the banks.
 //
 // swizzle<B, M, S> acts on an offset (in elements):

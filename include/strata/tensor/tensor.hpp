@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/tensor/tensor.hpp -- the tensor layer: layouts with static or dynamic extents, their algebra,
 // swizzles, views over global / shared / register memory, and partitioning over the hierarchy.
 //

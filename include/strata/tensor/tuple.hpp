@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/tensor/tuple.hpp -- a small tuple for shapes, strides and coordinates, usable in device code.
 //
 // std::tuple's members are not __host__ __device__ under nvcc without --expt-relaxed-constexpr, so

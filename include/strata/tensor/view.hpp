@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/tensor/view.hpp -- non-owning views (pointer + layout) and thread-owned register tensors.
 //
 //   tensor_view<T, Layout, Space>   T* + a layout (plain or swizzled); Space says where the memory is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // test/compile/multiarch/attention_fp8.cu -- the fp8 attention kernels of a newer target compile in a
 // multi-architecture build. The sm_80 (CUDA) and gfx90a (HIP) passes of such a build compile the
 // sm90a / gfx942 fp8 kernels too, where the fp8 instructions do not exist; the kernel body is then a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The kernel of the GPU consumers (cuda.cu, hip.cpp): the same source for nvcc and hipcc, as a downstream
 // project would write it. They are built, not run, where there is no GPU.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // A downstream program that links strata::host and runs a kernel on the CPU emulator: proves the
 // installed (or add_subdirectory'd) package carries everything a kernel launch needs, Boost.Context's
 // compiled library included.

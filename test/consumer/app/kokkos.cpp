@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // A downstream program linking strata::kokkos: Kokkos and Strata headers in one translation unit, and
 // the Kokkos runtime linked. (Strata's Kokkos interop headers come with the Kokkos issue.)
 #include <Kokkos_Core.hpp>

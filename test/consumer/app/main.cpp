@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // A downstream program that needs only strata::strata: it includes the umbrella header, as the
 // documentation tells users to, and prints what it sees so the test can check it really ran.
 #include <strata/strata.hpp>

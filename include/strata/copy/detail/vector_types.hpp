@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/copy/detail/vector_types.hpp -- raw vectors of 1..16 bytes, the unit every copy atom moves,
 // and the checks that name a missing atom family.
 //

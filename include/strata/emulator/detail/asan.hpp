@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/emulator/detail/asan.hpp -- tells AddressSanitizer about fiber stack switches.
 //
 // ASan tracks one stack per OS thread. Without these calls a fiber's frames look like overflows of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/emulator/detail/launch_info.hpp -- what every thread of one launch shares.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/emulator/detail/pool.hpp -- the worker threads that run blocks. Created once, grown on demand.
 #pragma once
 

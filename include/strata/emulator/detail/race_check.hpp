@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/emulator/detail/race_check.hpp -- the emulator's shared-memory race detector (opt-in).
 //
 // Two threads of a block touching the same shared-memory byte between two barriers, at least one of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/emulator/detail/scheduler.hpp -- runs the threads of one block (or one cluster of blocks) as
 // fibers on one worker thread, and implements the barriers and warp collectives they meet.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/emulator/detail/state.hpp -- what the emulator keeps per GPU thread, warp, block and cluster.
 #pragma once
 

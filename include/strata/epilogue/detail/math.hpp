@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/epilogue/detail/math.hpp -- the few float math functions the epilogue ops need, one spelling
 // for every backend.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/mma/detail/execute.hpp -- one warp-wide MMA atom, on the device or on the emulator.
 //
 // Device: the atom's own device_mma() (inline PTX or an AMDGCN builtin) on the lane's registers.

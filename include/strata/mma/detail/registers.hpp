@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/mma/detail/registers.hpp -- fragments as the 32-bit registers an instruction reads.
 //
 // Fragment value v is element v of the instruction's operand, lowest first, and the hardware keeps

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/numeric/detail/bits.hpp -- bit_cast and the raw bits of float/double, usable everywhere.
 //
 // std::bit_cast is constexpr, but nvcc only lets device code call a constexpr std:: function with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/numeric/detail/format.hpp -- the one software conversion between float/double and the narrow
 // formats. Every backend can run it, so it is the definition of each type's bits; a device
 // instruction may replace it only where it yields the same bits.

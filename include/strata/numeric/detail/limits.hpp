@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/numeric/detail/limits.hpp -- the std::numeric_limits members shared by the narrow types,
 // derived from the format description so each type states only what differs.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/numeric/detail/operators.hpp -- comparison and arithmetic for every narrow type.
 //
 // Comparisons follow IEEE semantics by widening to float (exact): NaN is unordered and unequal to

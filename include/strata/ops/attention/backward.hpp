@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/ops/attention/backward.hpp -- the attention backward (FlashAttention-2's algorithm):
 // dQ, dK, dV recomputed from Q, K, V, dO and the forward's LSE, never storing the S x S matrices.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/ops/attention/config.hpp -- the attention kernel's configuration values and atom choice.
 //
 // A configuration is a printable value {block_m, block_n, warps, stages}; block_m is warps x the

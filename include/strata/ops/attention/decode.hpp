@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/ops/attention/decode.hpp -- the two small kernels of decoding: appending new K/V rows into
 // a (contiguous or paged) cache, and combining split-KV partial results (flash-decoding).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/ops/attention/forward.hpp -- the fused attention forward kernel (FlashAttention-2's
 // algorithm: online softmax over K/V tiles, never materializing the S x S score matrix).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/ops/attention/host.hpp -- the host entries: validate -> choose the configuration -> launch.
 //
 //   strata::attention(stream, q, k, v, o, options)                     forward, any supported type/dims

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/ops/attention/mods.hpp -- user score and mask modifiers (FlexAttention / FA4 style).
 //
 // A score modifier is a trivially copyable functor

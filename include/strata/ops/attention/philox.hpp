@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/ops/attention/philox.hpp -- the counter-based generator of attention dropout: Philox 4x32-10
 // (Salmon, Moraes, Dror, Shaw, "Parallel random numbers: as easy as 1, 2, 3", SC'11; the Random123
 // library's philox4x32 with 10 rounds), and the dropout mask bit defined from it.

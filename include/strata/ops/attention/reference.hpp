@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/ops/attention/reference.hpp -- the plain reference: one sequence at a time, in double.
 //
 // It states the semantics every kernel must reproduce (docs/attention.md):

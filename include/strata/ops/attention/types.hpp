@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/ops/attention/types.hpp -- what a caller describes: element types, tensors, options.
 //
 // Tensors are runtime-typed descriptors (pointer + element type + extents + strides in elements),

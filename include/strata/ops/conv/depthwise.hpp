@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/ops/conv/depthwise.hpp -- the direct depthwise convolution (groups == input channels).
 //
 //   using K = strata::ops::conv::depthwise_kernel<strata::arch::sm80, bf16, ep>;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/ops/conv/epilogue.hpp -- the fused epilogues the convolution entries launch with, apart
 // from the entries so that a kernel (or a compile test) can name them without instantiating every
 // configuration the host dispatch holds:

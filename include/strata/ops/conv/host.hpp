@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/ops/conv/host.hpp -- the host entries:
 //
 //   strata::conv(stream, problem, x, w, y, options)                   y  = act(alpha conv(x, w) + beta residual + bias)

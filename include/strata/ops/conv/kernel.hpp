@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/ops/conv/kernel.hpp -- implicit-GEMM convolution: fprop, dgrad and wgrad as one kernel
 // template over the GEMM mainloop.
 //

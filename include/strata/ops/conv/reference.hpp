@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/ops/conv/reference.hpp -- the direct convolution every test and the example check against:
 // fprop, dgrad and wgrad in double, written straight from the definition (a loop over every output,
 // filter tap and channel), sharing nothing with the kernels but types.hpp's geometry. Host only.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/ops/conv/types.hpp -- what a convolution is: its geometry (1D, 2D and 3D in one form), the
 // output-shape helper, and the device-side maps from a GEMM row to a tensor element.
 //

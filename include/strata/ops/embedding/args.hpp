@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/ops/embedding/args.hpp -- the arguments of strata::embedding_bag and
 // strata::embedding_bag_backward. Host structs over device pointers; the spans are read on the host
 // during the call only.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/ops/embedding/backward.hpp -- the embedding-bag backward kernels: gradients with respect to
 // the table rows, with no floating-point atomics and the same bits on every run.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/ops/embedding/backward_host.hpp -- the backward host entries.
 //
 //   std::size_t strata::embedding_bag_backward_workspace_size(const embedding::backward_args&)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/ops/embedding/config.hpp -- the embedding kernels' configuration per target, as values.
 //
 //   threads         threads per block (every target: 256 = 8 warps of 32 or 4 wavefronts of 64)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/ops/embedding/forward.hpp -- the table-batched embedding-bag forward kernel.
 //
 // Work decomposition (memory-bound, so everything serves the row loads):

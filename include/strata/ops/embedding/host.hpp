@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/ops/embedding/host.hpp -- the forward host entries.
 //
 //   std::size_t strata::embedding_bag_workspace_size(const embedding::forward_args&)

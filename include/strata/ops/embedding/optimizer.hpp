@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/ops/embedding/optimizer.hpp -- the optimizers fused into the embedding backward pass, as
 // plain functions that the kernel and the reference both call, so the formulas live in one place.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/ops/embedding/reference.hpp -- a plain host implementation of the embedding operators in
 // double precision, over HOST pointers: the oracle of the tests and of the example's --check.
 // It follows the documented semantics (docs/embedding.md) statement by statement, with no tiling.

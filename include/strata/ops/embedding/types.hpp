@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/ops/embedding/types.hpp -- what an embedding-bag call is made of: formats, pooling, bounds
 // policies, table and feature descriptions, the device status record and the bounds error.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/ops/gemm/configs.hpp -- the shipped GEMM configurations, one family per target class, as
 // values (gemm::shape) kept apart from the kernel. Each names its atom from the input type.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/ops/gemm/entry_epilogue.hpp -- the epilogue the host entry (strata::gemm) fuses into every
 // kernel it launches: D = convert(act(alpha * acc + beta * C + bias[col])), and for fp8 inputs
 // D = convert(act(alpha * (a_scale * b_scale * acc) + beta * C + bias[col])). In its own header so that

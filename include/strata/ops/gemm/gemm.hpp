@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/ops/gemm/gemm.hpp -- the host entry: strata::gemm(stream, a, b, c, d, options).
 //
 //   strata::ops::gemm::matrix a{a_ptr, M, K, lda, layout::row_major, dtype::bf16};

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/ops/gemm/grouped.hpp -- grouped GEMM: many problems of different shapes in one launch (the
 // experts of a mixture-of-experts layer). D_g = epilogue(A_g (m_g x k_g) * B_g (k_g x n_g)) for each g.
 //

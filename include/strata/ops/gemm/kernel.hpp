@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/ops/gemm/kernel.hpp -- the GEMM kernel template: D = epilogue(A * B), tiled over the hierarchy.
 //
 //   using ep     = strata::epilogue::chain<strata::epilogue::alpha_beta<bf16>, strata::epilogue::convert_to<bf16>>;

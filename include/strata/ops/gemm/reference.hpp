@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/ops/gemm/reference.hpp -- the plain GEMM every test and the example check against: the
 // product A * B in double, one batch entry, any layouts. Host only, deliberately naive.
 #pragma once

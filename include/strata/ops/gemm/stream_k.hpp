@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/ops/gemm/stream_k.hpp -- stream-K GEMM: a persistent grid that divides the K steps of all
 // output tiles evenly among its blocks, with chiplet-local fix-ups (strata/hierarchy/stream_k.hpp).
 //

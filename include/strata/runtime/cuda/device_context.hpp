@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/runtime/cuda/device_context.hpp -- the hierarchy context of a kernel running on an NVIDIA GPU.
 //
 // Implements every level documented at the top of strata/hierarchy/levels.hpp with CUDA built-ins,

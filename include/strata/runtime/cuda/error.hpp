@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/runtime/cuda/error.hpp -- turns a failed CUDA runtime call into strata::backend_error.
 #pragma once
 

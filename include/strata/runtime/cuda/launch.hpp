@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/runtime/cuda/launch.hpp -- strata::launch on CUDA: the __global__ trampoline and the host call.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/runtime/cuda/memory.hpp -- device_buffer<T> and stream-ordered copies on CUDA.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/runtime/cuda/stream.hpp -- strata::stream over a cudaStream_t.
 #pragma once
 

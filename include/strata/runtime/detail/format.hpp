@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/runtime/detail/format.hpp -- text for the error messages of the CUDA and HIP runtimes.
 //
 // Every backend_error names the call and its arguments. The strings are only built once a call has

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/runtime/detail/kernel_launch.hpp -- launch-time facts about a kernel that every launcher
 // (CUDA, HIP and the host emulator) shares, so a launch the emulator accepts is one a GPU accepts.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/runtime/detail/kfd_topology.hpp -- the XCD count of an AMD GPU from the KFD topology in sysfs.
 //
 // HIP reports a device's CUs but not its XCDs. The amdgpu driver's KFD topology does: each node under

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/runtime/detail/shuffle.hpp -- warp shuffles of any small trivially copyable type, shared by
 // the CUDA and HIP device contexts.
 //

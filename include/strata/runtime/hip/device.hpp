@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/runtime/hip/device.hpp -- device_count() and get_device_properties() on HIP.
 #pragma once
 

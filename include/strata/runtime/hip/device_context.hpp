@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/runtime/hip/device_context.hpp -- the hierarchy context of a kernel running on an AMD GPU.
 //
 // Implements every level documented at the top of strata/hierarchy/levels.hpp with HIP built-ins,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/runtime/hip/error.hpp -- turns a failed HIP runtime call into strata::backend_error.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/runtime/hip/launch.hpp -- strata::launch on HIP: the __global__ trampoline and the host call.
 #pragma once
 

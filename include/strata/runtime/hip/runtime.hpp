@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/runtime/hip/runtime.hpp -- the HIP backend of strata/runtime/runtime.hpp: stream,
 // device_buffer, copies, device queries, launch, and the device context kernels receive.
 #pragma once

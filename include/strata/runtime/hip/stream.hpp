@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/runtime/hip/stream.hpp -- strata::stream over a hipStream_t.
 #pragma once
 

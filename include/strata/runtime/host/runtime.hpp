@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/runtime/host/runtime.hpp -- the runtime interface on the host backend: the "device" is the
 // emulator, device memory is host memory, and a stream runs each launch to completion in order.
 //

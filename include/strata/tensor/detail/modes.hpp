@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/tensor/detail/modes.hpp -- the layout algebra on plain numbers, and the bridge back to types.
 //
 // Every algebra operation (coalesce, composition, complement, inverse) is written once, as a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/ops/embedding/detail/common.hpp -- pieces every embedding kernel shares: the workspace
 // header (status record, per-chiplet work queues), its reset kernel, bad-input recording, and the
 // chiplet-aware tile queue. Not a public header.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/ops/embedding/detail/plan.hpp -- host side of both directions: argument validation (every
 // message names the operator and the argument), the device descriptors, the tile order, the
 // workspace layout and the decoding of the status record into strata::embedding::bounds_error.

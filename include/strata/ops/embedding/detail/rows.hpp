@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/ops/embedding/detail/rows.hpp -- reading rows of every format, 16 bytes at a time, and the
 // device-side descriptors the kernels read from the workspace. Not a public header.
 #pragma once
