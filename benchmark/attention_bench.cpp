@@ -61,8 +61,13 @@ args parse(int argc, char** argv) {
     else if (k == "--reps") a.reps = std::atoi(next());
     else if (k == "--causal") a.causal = true;
     else if (k == "--dtype") {
-      const std::string t = next();
-      a.type = t == "fp16" ? A::dtype::fp16 : t == "e4m3" ? A::dtype::e4m3 : A::dtype::bf16;
+      std::string why;
+      const auto t = strata::try_parse_dtype(next(), {strata::dtype::fp16, strata::dtype::bf16, strata::dtype::e4m3}, &why);
+      if (!t) {
+        std::fprintf(stderr, "--dtype %s\n", why.c_str());
+        return 2;
+      }
+      a.type = *t == strata::dtype::fp16 ? A::dtype::fp16 : *t == strata::dtype::e4m3 ? A::dtype::e4m3 : A::dtype::bf16;
     }
     else {
       std::fprintf(stderr, "unknown argument %s\n", k.c_str());

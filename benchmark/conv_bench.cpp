@@ -400,9 +400,10 @@ args parse(int argc, char** argv) {
     if (f == "--set") a.set = next();
     else if (f == "--pass") a.pass = next();
     else if (f == "--dtype") {
-      const std::string t = next();
-      if (t != "bf16" && t != "f16") die("usage", ("--dtype must be f16 or bf16, got '" + t + "'").c_str());
-      a.bf = t == "bf16";
+      std::string why;
+      const auto t = strata::try_parse_dtype(next(), {strata::dtype::bf16, strata::dtype::fp16}, &why);
+      if (!t) die("usage", ("--dtype " + why).c_str());
+      a.bf = *t == strata::dtype::bf16;
     } else if (f == "--n") a.n = num(4096);
     else if (f == "--reps") a.reps = num(1 << 20);
     else if (f == "--heuristic") a.heuristic = true;

@@ -141,15 +141,18 @@ int main(int argc, char** argv) {
     if (std::string(argv[i]) == "--dtype") dt = argv[i + 1];
   bool sweep = false, sweep_failed = false;
   for (int i = 1; i < argc; ++i) sweep = sweep || std::string(argv[i]) == "--sweep";
-  const E::scalar fmt = dt == "fp32"   ? E::scalar::fp32
-                        : dt == "int8" ? E::scalar::int8_rowwise
-                        : dt == "bf16" ? E::scalar::bf16
-                        : dt == "fp8"  ? E::scalar::fp8_e4m3
-                                       : E::scalar::fp16;
-  if (dt != "fp32" && dt != "int8" && dt != "bf16" && dt != "fp8" && dt != "fp16") {
-    std::printf("error: --dtype must be fp32, fp16, bf16, fp8 or int8, got %s\n", dt.c_str());
+  using DT = strata::dtype;
+  std::string why;
+  const auto type = strata::try_parse_dtype(dt, {DT::fp32, DT::fp16, DT::bf16, DT::e4m3, DT::int8}, &why);
+  if (!type) {
+    std::printf("error: --dtype %s\n", why.c_str());
     return 2;
   }
+  const E::scalar fmt = *type == DT::fp32   ? E::scalar::fp32
+                        : *type == DT::int8 ? E::scalar::int8_rowwise
+                        : *type == DT::bf16 ? E::scalar::bf16
+                        : *type == DT::e4m3 ? E::scalar::fp8_e4m3
+                                            : E::scalar::fp16;
   try {
     strata::stream s;
     const long long rb = E::packed_row_bytes(fmt, D);

@@ -172,9 +172,10 @@ args parse(int argc, char** argv) {
     };
     if (f == "--set") a.set = next();
     else if (f == "--dtype") {
-      const std::string t = next();
-      if (t != "bf16" && t != "f16") die("usage", ("--dtype must be bf16 or f16, got '" + t + "'").c_str());
-      a.bf = t == "bf16";
+      std::string why;
+      const auto t = strata::try_parse_dtype(next(), {strata::dtype::bf16, strata::dtype::fp16}, &why);
+      if (!t) die("usage", ("--dtype " + why).c_str());
+      a.bf = *t == strata::dtype::bf16;
     } else if (f == "--reps") a.reps = num();
     else if (f == "--m") a.m = num();
     else if (f == "--n") a.n = num();

@@ -81,12 +81,11 @@ args parse(int argc, char** argv) {
         usage("--window sides must be integers >= -1, got '" + w + "'");
       a.wl = static_cast<int>(lv), a.wr = static_cast<int>(rv);
     } else if (f == "--dtype") {
-      const std::string t = val();
-      if (t == "fp16") a.type = A::dtype::fp16;
-      else if (t == "bf16") a.type = A::dtype::bf16;
-      else if (t == "fp32") a.type = A::dtype::fp32;
-      else if (t == "e4m3") a.type = A::dtype::e4m3;
-      else usage("--dtype must be fp16, bf16, fp32 or e4m3, got '" + t + "'");
+      using D = strata::dtype;
+      std::string why;
+      const auto t = strata::try_parse_dtype(val(), {D::fp16, D::bf16, D::fp32, D::e4m3}, &why);
+      if (!t) usage("--dtype " + why);
+      a.type = *t == D::fp16 ? A::dtype::fp16 : *t == D::bf16 ? A::dtype::bf16 : *t == D::fp32 ? A::dtype::fp32 : A::dtype::e4m3;
     } else usage("unknown argument '" + f + "'");
   }
   if (!hk_given) a.heads_k = a.heads;

@@ -203,12 +203,15 @@ int main(int argc, char** argv) {
     else if (f == "--unet") net = "unet";
     else usage("unknown argument '" + f + "'");
   }
-  if (dtype == "fp32" || dtype == "f32") st.in = st.out = sc::dtype::f32;
-  else if (dtype == "tf32") st.in = st.out = sc::dtype::f32, st.tf32 = true;
-  else if (dtype == "fp16" || dtype == "f16") st.in = st.out = sc::dtype::f16;
-  else if (dtype == "bf16") st.in = st.out = sc::dtype::bf16;
-  else if (dtype == "int8" || dtype == "i8") st.in = sc::dtype::i8, st.out = sc::dtype::i32;
-  else usage("--dtype must be fp32, tf32, fp16, bf16 or int8, got '" + dtype + "'");
+  using D = strata::dtype;
+  std::string why;
+  const auto type = strata::try_parse_dtype(dtype, {D::fp32, D::tf32, D::fp16, D::bf16, D::int8}, &why);
+  if (!type) usage("--dtype " + why);
+  if (*type == D::fp32) st.in = st.out = sc::dtype::f32;
+  else if (*type == D::tf32) st.in = st.out = sc::dtype::f32, st.tf32 = true;
+  else if (*type == D::fp16) st.in = st.out = sc::dtype::f16;
+  else if (*type == D::bf16) st.in = st.out = sc::dtype::bf16;
+  else st.in = sc::dtype::i8, st.out = sc::dtype::i32;
   if (layout != "nhwc" && layout != "nchw") usage("--layout must be nhwc or nchw, got '" + layout + "'");
   st.nchw = layout == "nchw";
   if (epilogue != "none" && epilogue != "bias_relu") usage("--epilogue must be none or bias_relu, got '" + epilogue + "'");

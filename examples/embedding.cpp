@@ -126,14 +126,17 @@ int main(int argc, char** argv) {
       else if (v == "none") mode = E::pooling::none;
       else usage_error("--pooling takes sum, mean, max or none, got '" + v + "'");
     } else if (a == "--dtype") {
-      const std::string v = value();
-      if (v == "fp32") fmt = E::scalar::fp32;
-      else if (v == "fp16") fmt = E::scalar::fp16;
-      else if (v == "bf16") fmt = E::scalar::bf16;
-      else if (v == "fp8") fmt = E::scalar::fp8_e4m3;
-      else if (v == "int8") fmt = E::scalar::int8_rowwise;
-      else if (v == "int4") fmt = E::scalar::int4_rowwise;
-      else usage_error("--dtype takes fp32, fp16, bf16, fp8, int8 or int4, got '" + v + "'");
+      // int8 and int4 are the row-wise quantized formats (a scale and bias per row); fp8 is e4m3.
+      using D = strata::dtype;
+      std::string why;
+      const auto t = strata::try_parse_dtype(value(), {D::fp32, D::fp16, D::bf16, D::e4m3, D::int8, D::int4}, &why);
+      if (!t) usage_error("--dtype " + why);
+      fmt = *t == D::fp32   ? E::scalar::fp32
+            : *t == D::fp16 ? E::scalar::fp16
+            : *t == D::bf16 ? E::scalar::bf16
+            : *t == D::e4m3 ? E::scalar::fp8_e4m3
+            : *t == D::int8 ? E::scalar::int8_rowwise
+                            : E::scalar::int4_rowwise;
     } else if (a == "--help" || a == "-h") {
       std::printf("usage: strata_example_embedding --tables T --rows R --dim D --batch B --pooling-factor L\n"
                   "         [--pooling sum|mean|max|none] [--dtype fp32|fp16|bf16|fp8|int8|int4] [--zipf S]\n"

@@ -2,7 +2,7 @@
 // examples/gemm.cpp -- strata::gemm on the backend of this build (the host emulator unless built for
 // CUDA or HIP), with an optional check against the double reference.
 //
-//   gemm --m M --n N --k K [--dtype f32|tf32|f16|bf16|i8|e4m3|e5m2] [--layout nn|nt|tn|tt] [--batch B]
+//   gemm --m M --n N --k K [--dtype fp32|tf32|fp16|bf16|int8|e4m3|e5m2] [--layout nn|nt|tn|tt] [--batch B]
 //        [--epilogue none|bias_relu] [--scales tensor|rowcol] [--check] [--bench]
 //
 // Layout letters are BLAS's: n = the operand as stored row-major (not transposed), t = stored
@@ -35,7 +35,7 @@ namespace {
 
 [[noreturn]] void usage(const std::string& why) {
   std::fprintf(stderr,
-               "gemm: %s\nusage: gemm --m M --n N --k K [--dtype f32|tf32|f16|bf16|i8|e4m3|e5m2] [--layout nn|nt|tn|tt]\n"
+               "gemm: %s\nusage: gemm --m M --n N --k K [--dtype fp32|tf32|fp16|bf16|int8|e4m3|e5m2] [--layout nn|nt|tn|tt]\n"
                "            [--batch B] [--epilogue none|bias_relu] [--scales tensor|rowcol] [--check] [--bench]\n",
                why.c_str());
   std::exit(2);
@@ -199,21 +199,28 @@ int main(int argc, char** argv) {
 #endif
   const bool ta = layout[0] == 't', tb = layout[1] == 't', br = epi == "bias_relu";
   const int M = int(m), N = int(n), K = int(k), B = int(batch);
+  using D = strata::dtype;
+  std::string why;
+  const auto type = strata::try_parse_dtype(dtype, {D::fp32, D::tf32, D::fp16, D::bf16, D::int8, D::e4m3, D::e5m2}, &why);
+  if (!type) usage("--dtype " + why);
+  const bool rc = scales == "rowcol";
   try {
-    if (dtype == "f32") return run<float, float>(M, N, K, B, ta, tb, sg::dtype::f32, sg::dtype::f32, br, check, bench);
-    if (dtype == "tf32") return run<float, float>(M, N, K, B, ta, tb, sg::dtype::f32, sg::dtype::f32, br, check, bench, true);
-    if (dtype == "f16") return run<strata::f16, strata::f16>(M, N, K, B, ta, tb, sg::dtype::f16, sg::dtype::f16, br, check, bench);
-    if (dtype == "bf16") return run<strata::bf16, strata::bf16>(M, N, K, B, ta, tb, sg::dtype::bf16, sg::dtype::bf16, br, check, bench);
-    if (dtype == "i8") return run<std::int8_t, std::int32_t>(M, N, K, B, ta, tb, sg::dtype::i8, sg::dtype::i32, br, check, bench);
-    const bool rc = scales == "rowcol";
-    if (dtype == "e4m3")
-      return run<strata::f8_e4m3, strata::bf16>(M, N, K, B, ta, tb, sg::dtype::e4m3, sg::dtype::bf16, br, check, bench, false, rc);
-    if (dtype == "e5m2")
-      return run<strata::f8_e5m2, strata::bf16>(M, N, K, B, ta, tb, sg::dtype::e5m2, sg::dtype::bf16, br, check, bench, false, rc);
+    switch (*type) {
+      case D::fp32: return run<float, float>(M, N, K, B, ta, tb, sg::dtype::f32, sg::dtype::f32, br, check, bench);
+      case D::tf32: return run<float, float>(M, N, K, B, ta, tb, sg::dtype::f32, sg::dtype::f32, br, check, bench, true);
+      case D::fp16: return run<strata::f16, strata::f16>(M, N, K, B, ta, tb, sg::dtype::f16, sg::dtype::f16, br, check, bench);
+      case D::bf16: return run<strata::bf16, strata::bf16>(M, N, K, B, ta, tb, sg::dtype::bf16, sg::dtype::bf16, br, check, bench);
+      case D::int8: return run<std::int8_t, std::int32_t>(M, N, K, B, ta, tb, sg::dtype::i8, sg::dtype::i32, br, check, bench);
+      case D::e4m3:
+        return run<strata::f8_e4m3, strata::bf16>(M, N, K, B, ta, tb, sg::dtype::e4m3, sg::dtype::bf16, br, check, bench, false, rc);
+      case D::e5m2:
+        return run<strata::f8_e5m2, strata::bf16>(M, N, K, B, ta, tb, sg::dtype::e5m2, sg::dtype::bf16, br, check, bench, false, rc);
+      default: break;  // try_parse_dtype accepted only the cases above
+    }
   } catch (const strata::error& e) {
     std::fprintf(stderr, "gemm: %s\n", e.what());
     if (check) std::printf("FAIL\n");
     return 1;
   }
-  usage("--dtype must be f32, tf32, f16, bf16, i8, e4m3 or e5m2, got '" + dtype + "'");
+  return 2;
 }

@@ -10,6 +10,7 @@
 #include "strata/hierarchy/kernel.hpp"
 #include "strata/hierarchy/levels.hpp"
 #include "strata/runtime/runtime.hpp"
+#include "strata/numeric/dtype.hpp"
 #include "strata/numeric/numeric.hpp"
 // The parts kernels are built from (issue: tiles, layouts, copy and MMA atoms, pipelines).
 #include "strata/copy/copy.hpp"
