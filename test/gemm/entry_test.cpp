@@ -11,7 +11,8 @@ using sg::layout;
 
 namespace {
 
-template <class TA, class TD>
+/// Typed: through strata::gemm<TA, TD>, which compiles only that pair's kernels, else the runtime-typed entry.
+template <class TA, class TD, bool Typed = false>
 void entry_case(int m, int n, int k, layout la, layout lb, dtype ta, dtype td, float beta, int batch, int split_k,
                 bool relu, std::uint64_t seed, int stream_k_blocks = 0) {
   INFO(m << "x" << n << "x" << k << " " << sg::to_string(ta) << "->" << sg::to_string(td) << " split " << split_k);
@@ -31,7 +32,8 @@ void entry_case(int m, int n, int k, layout la, layout lb, dtype ta, dtype td, f
                 .stream_k = stream_k_blocks > 0, .stream_k_blocks = stream_k_blocks};
   strata::device_buffer<std::uint8_t> work(sg::workspace_size(d, o) + 1);
   o.work = {work.data(), work.size()};
-  strata::gemm(s, a, b, d, d, o);  // C aliases D
+  if constexpr (Typed) strata::gemm<TA, TD>(s, a, b, d, d, o);  // C aliases D
+  else strata::gemm(s, a, b, d, d, o);
   const auto out = to_host(s, dd);
   const double tol = sg::reference::tolerance(k, mantissa_bits<TD>(), false, false) + (std::is_integral_v<TD> ? 1e-6 : 0);
   for (int bt = 0; bt < batch; ++bt) {
@@ -63,6 +65,27 @@ TEST_CASE("strata::gemm: every dtype combination of this build", "[gemm]") {
   entry_case<bf16, float>(66, 33, 1, layout::row_major, layout::row_major, dtype::bf16, dtype::f32, 0.f, 1, 1, true, 5);
   entry_case<std::int8_t, std::int32_t>(9, 10, 35, layout::row_major, layout::col_major, dtype::i8, dtype::i32, 0.f, 1, 2, false, 6);
   entry_case<float, float>(3, 4, 0, layout::row_major, layout::row_major, dtype::f32, dtype::f32, 0.5f, 1, 0, false, 7);  // K = 0
+}
+
+TEST_CASE("strata::gemm<TA, TD>: the typed entry runs its pair and refuses descriptors of another dtype", "[gemm]") {
+  using strata::bf16;
+  using strata::f16;
+  entry_case<bf16, bf16, true>(40, 3, 29, layout::col_major, layout::row_major, dtype::bf16, dtype::bf16, 0.5f, 2, 1, true, 11);
+  entry_case<f16, float, true>(1, 17, 64, layout::row_major, layout::row_major, dtype::f16, dtype::f32, 1.f, 1, 4, false, 12);
+  entry_case<std::int8_t, std::int32_t, true>(9, 10, 35, layout::row_major, layout::col_major, dtype::i8, dtype::i32, 0.f, 1, 2, false, 13);
+  entry_case<float, float, true>(70, 45, 300, layout::row_major, layout::col_major, dtype::f32, dtype::f32, 0.5f, 1, 0, false, 14, 5);
+  // The output type defaults to what the input type naturally produces.
+  static_assert(std::is_same_v<sg::detail::natural_output<std::int8_t>, std::int32_t>);
+  static_assert(std::is_same_v<sg::detail::natural_output<strata::f8_e5m2>, bf16>);
+  static_assert(std::is_same_v<sg::detail::natural_output<f16>, f16>);
+  strata::stream s;
+  strata::device_buffer<bf16> x(64);
+  const sg::matrix a{x.data(), 8, 8, 8, layout::row_major, dtype::bf16};
+  CHECK_THROWS_WITH(strata::gemm<f16>(s, a, a, a, a), Catch::Matchers::Contains("argument 'a' has dtype bf16, but this call is strata::gemm<f16, f16>"));
+  CHECK_THROWS_WITH((strata::gemm<bf16, float>(s, a, a, a, a)), Catch::Matchers::Contains("argument 'd' has dtype bf16, but this call is strata::gemm<bf16, f32>"));
+  // The runtime checks come first, as in the runtime-typed entry.
+  const sg::matrix wrong{x.data(), 8, 9, 9, layout::row_major, dtype::bf16};
+  CHECK_THROWS_WITH(strata::gemm<bf16>(s, a, wrong, a, a), Catch::Matchers::Contains("argument 'b' is 8 x 9, expected 8 x 8"));
 }
 
 TEST_CASE("strata::gemm: stream-K through the host entry", "[gemm][stream-k]") {

@@ -5,6 +5,7 @@
 //   strata::ops::gemm::matrix b{b_ptr, K, N, ldb, layout::col_major, dtype::bf16};
 //   strata::ops::gemm::matrix d{d_ptr, M, N, ldd, layout::row_major, dtype::bf16};
 //   strata::gemm(stream, a, b, d /* C: may alias D */, d, {.alpha = 1.f, .beta = 0.f});
+//   strata::gemm<strata::bf16>(stream, a, b, d, d);   // typed: compiles the bf16 -> bf16 kernels only
 //
 // Why a descriptor and not tensor views: tensor/view.hpp views carry their element type and layout
 // in the type, which suits kernels; a BLAS replacement is called with types known only at run time
@@ -421,9 +422,9 @@ inline std::size_t workspace_size(const matrix& d, const options& o) {
 
 namespace detail {
 
-/// The entry as platform P runs it (validation, dtype dispatch, heuristic); run() is run_on<build_platform>.
-template <class P>
-void run_on(stream& s, const matrix& a, const matrix& b, const matrix& c, const matrix& d, const options& o) {
+/// The checks every entry makes before it looks at the dtypes' kernels: options, shapes, leading
+/// dimensions, dtype agreement, fp8 scales. Names no kernel, so it is a plain inline function.
+inline void check_arguments(const matrix& a, const matrix& b, const matrix& c, const matrix& d, const options& o) {
   if (o.batch < 1) bad("options.batch", "must be at least 1, got " + std::to_string(o.batch));
   if (o.batch > 65535) bad("options.batch", "must be at most 65535 (the grid's z extent), got " + std::to_string(o.batch));
   if (d.rows < 0 || d.cols < 0) bad("d", "has a negative extent (" + std::to_string(d.rows) + " x " + std::to_string(d.cols) + ")");
@@ -444,49 +445,99 @@ void run_on(stream& s, const matrix& a, const matrix& b, const matrix& c, const 
   }
   if (o.a_scale_per_row && !o.a_scale) bad("options.a_scale_per_row", "is set, but options.a_scale is a null pointer");
   if (o.b_scale_per_col && !o.b_scale) bad("options.b_scale_per_col", "is set, but options.b_scale is a null pointer");
-  const auto combo = [&] { return std::string(to_string(a.type)) + " -> " + to_string(d.type); };
-  const int units = device_units();
+}
+
+inline std::string combo_of(const matrix& a, const matrix& d) { return std::string(to_string(a.type)) + " -> " + to_string(d.type); }
+
+/// The input / output element types the entry runs, and their dtype tags.
+template <class T> inline constexpr dtype dtype_of = dtype::f32;
+template <> inline constexpr dtype dtype_of<f16> = dtype::f16;
+template <> inline constexpr dtype dtype_of<bf16> = dtype::bf16;
+template <> inline constexpr dtype dtype_of<std::int8_t> = dtype::i8;
+template <> inline constexpr dtype dtype_of<std::int32_t> = dtype::i32;
+template <> inline constexpr dtype dtype_of<f8_e4m3> = dtype::e4m3;
+template <> inline constexpr dtype dtype_of<f8_e5m2> = dtype::e5m2;
+template <class TA, class TD>
+inline constexpr bool supported_pair =
+    (std::is_same_v<TA, float> && std::is_same_v<TD, float>) ||
+    ((std::is_same_v<TA, f16> || std::is_same_v<TA, bf16>) && (std::is_same_v<TD, float> || std::is_same_v<TD, f16> || std::is_same_v<TD, bf16>)) ||
+    (std::is_same_v<TA, std::int8_t> && std::is_same_v<TD, std::int32_t>) || (is_fp8<TA> && std::is_same_v<TD, bf16>);
+
+/// One dtype pair as platform P runs it, after check_arguments: the kernels of that pair only.
+template <class P, class TA, class TD>
+void run_pair(stream& s, const matrix& a, const matrix& b, const matrix& c, const matrix& d, const options& o) {
+  if constexpr (is_fp8<TA> && !P::fp8) fp8_unsupported(combo_of(a, d));
+  else run<P, TA, TD>(s, a, b, c, d, o, device_units());
+}
+
+/// The entry as platform P runs it (validation, dtype dispatch, heuristic); run() is run_on<build_platform>.
+template <class P>
+void run_on(stream& s, const matrix& a, const matrix& b, const matrix& c, const matrix& d, const options& o) {
+  check_arguments(a, b, c, d, o);
   switch (a.type) {
     case dtype::f32:
-      if (d.type == dtype::f32) return run<P, float, float>(s, a, b, c, d, o, units);
+      if (d.type == dtype::f32) return run_pair<P, float, float>(s, a, b, c, d, o);
       break;
     case dtype::f16:
     case dtype::bf16: {
       const bool h = a.type == dtype::f16;
-      if (d.type == dtype::f32) return h ? run<P, f16, float>(s, a, b, c, d, o, units) : run<P, bf16, float>(s, a, b, c, d, o, units);
-      if (d.type == dtype::f16) return h ? run<P, f16, f16>(s, a, b, c, d, o, units) : run<P, bf16, f16>(s, a, b, c, d, o, units);
-      if (d.type == dtype::bf16) return h ? run<P, f16, bf16>(s, a, b, c, d, o, units) : run<P, bf16, bf16>(s, a, b, c, d, o, units);
+      if (d.type == dtype::f32) return h ? run_pair<P, f16, float>(s, a, b, c, d, o) : run_pair<P, bf16, float>(s, a, b, c, d, o);
+      if (d.type == dtype::f16) return h ? run_pair<P, f16, f16>(s, a, b, c, d, o) : run_pair<P, bf16, f16>(s, a, b, c, d, o);
+      if (d.type == dtype::bf16) return h ? run_pair<P, f16, bf16>(s, a, b, c, d, o) : run_pair<P, bf16, bf16>(s, a, b, c, d, o);
       break;
     }
     case dtype::i8:
-      if (d.type == dtype::i32) return run<P, std::int8_t, std::int32_t>(s, a, b, c, d, o, units);
+      if (d.type == dtype::i32) return run_pair<P, std::int8_t, std::int32_t>(s, a, b, c, d, o);
       break;
     case dtype::e4m3:
     case dtype::e5m2:
-      if constexpr (P::fp8) {
-        if (d.type == dtype::bf16)
-          return a.type == dtype::e4m3 ? run<P, f8_e4m3, bf16>(s, a, b, c, d, o, units) : run<P, f8_e5m2, bf16>(s, a, b, c, d, o, units);
-        break;
-      } else {
-        fp8_unsupported(combo());
-      }
+      if constexpr (!P::fp8) fp8_unsupported(combo_of(a, d));
+      if (d.type == dtype::bf16)
+        return a.type == dtype::e4m3 ? run_pair<P, f8_e4m3, bf16>(s, a, b, c, d, o) : run_pair<P, f8_e5m2, bf16>(s, a, b, c, d, o);
+      break;
     case dtype::i32: break;
   }
-  bad("d", "dtype combination " + combo() + " is not supported (see docs/gemm.md)");
+  bad("d", "dtype combination " + combo_of(a, d) + " is not supported (see docs/gemm.md)");
+}
+
+/// The typed entry as platform P runs it: the runtime entry's checks, then A's and D's dtypes must be
+/// the ones the call was compiled for.
+template <class P, class TA, class TD>
+void run_typed_on(stream& s, const matrix& a, const matrix& b, const matrix& c, const matrix& d, const options& o) {
+  static_assert(supported_pair<TA, TD>, "strata::gemm<TA, TD>: the pairs are float -> float; f16 / bf16 -> float, f16 or bf16; "
+                                        "int8_t -> int32_t; f8_e4m3 / f8_e5m2 -> bf16");
+  check_arguments(a, b, c, d, o);
+  const std::string typed = std::string("this call is strata::gemm<") + to_string(dtype_of<TA>) + ", " + to_string(dtype_of<TD>) + ">";
+  if (a.type != dtype_of<TA>) bad("a", std::string("has dtype ") + to_string(a.type) + ", but " + typed);
+  if (d.type != dtype_of<TD>) bad("d", std::string("has dtype ") + to_string(d.type) + ", but " + typed);
+  run_pair<P, TA, TD>(s, a, b, c, d, o);
 }
 
 }  // namespace detail
 
+/// The element types of strata::gemm's runtime-typed form: read from the descriptors' dtype fields.
+struct runtime_dtype {};
+
+namespace detail {
+/// What strata::gemm<TA> writes when TD is not given: int8 -> int32, fp8 -> bf16, else TA itself.
+template <class TA>
+using natural_output = std::conditional_t<std::is_same_v<TA, std::int8_t>, std::int32_t, std::conditional_t<is_fp8<TA>, bf16, TA>>;
+}  // namespace detail
+
 /// D = act(alpha * A * B + beta * C + bias) for each batch entry; C may alias D.
 ///
-/// A template only so that nothing is compiled until it is called: nvcc generates device code for
-/// every kernel named from any inline function of a translation unit, called or not, and this entry
-/// names every configuration the build's platform can launch (86 kernels for sm_90a). As a template
-/// it costs nothing in a file that includes the header and never calls it. Platform is the build's;
-/// tests pass another to run the CUDA or HIP choices on the emulator (entry_platform_test.cpp).
-template <class Platform = detail::build_platform>
+///   run(s, a, b, c, d, o)                  runtime-typed: dispatches on a.type and d.type, so a call
+///                                          compiles every kernel of every dtype pair (86 for sm_90a)
+///   run<bf16>(s, a, b, c, d, o)            typed: compiles the kernels of one pair only (bf16 -> bf16
+///   run<bf16, float>(...)                  here); a descriptor of another dtype is an error naming it
+///
+/// Templates even in the runtime-typed form, so that nothing is compiled until a call: nvcc generates
+/// device code for every kernel named from any inline function of a translation unit, called or not,
+/// so a plain inline entry made every file that included gemm.hpp compile all 86 kernels.
+template <class TA = runtime_dtype, class TD = detail::natural_output<TA>>
 void run(stream& s, const matrix& a, const matrix& b, const matrix& c, const matrix& d, const options& o = {}) {
-  detail::run_on<Platform>(s, a, b, c, d, o);
+  if constexpr (std::is_same_v<TA, runtime_dtype>) detail::run_on<detail::build_platform>(s, a, b, c, d, o);
+  else detail::run_typed_on<detail::build_platform, TA, TD>(s, a, b, c, d, o);
 }
 
 }  // namespace strata::ops::gemm
@@ -551,12 +602,12 @@ void run_grouped(stream& s, std::vector<group_entry<TA, TA, TD>> problems, layou
 }  // namespace strata::ops::gemm
 
 namespace strata {
-/// strata::gemm(stream, a, b, c, d, options): see strata/ops/gemm/gemm.hpp. The types live in strata::ops::gemm
-/// (a function and a namespace cannot share the name strata::gemm).
-/// A template for the reason ops::gemm::run is one: including the header compiles no kernel.
-template <class Platform = ops::gemm::detail::build_platform>
+/// strata::gemm(stream, a, b, c, d, options), runtime-typed, and strata::gemm<TA[, TD]>(...), typed: see
+/// ops::gemm::run in strata/ops/gemm/gemm.hpp. The types live in strata::ops::gemm (a function and a
+/// namespace cannot share the name strata::gemm).
+template <class TA = ops::gemm::runtime_dtype, class TD = ops::gemm::detail::natural_output<TA>>
 void gemm(stream& s, const ops::gemm::matrix& a, const ops::gemm::matrix& b, const ops::gemm::matrix& c,
           const ops::gemm::matrix& d, const ops::gemm::options& o = {}) {
-  ops::gemm::run<Platform>(s, a, b, c, d, o);
+  ops::gemm::run<TA, TD>(s, a, b, c, d, o);
 }
 }  // namespace strata
