@@ -38,6 +38,23 @@ TEST_CASE("conv entry: 2D 3x3 with padding, f32", "[conv]") {
   all<float, float>({.pr = p, .alpha = -0.5f, .beta = 0.75f, .bias = true, .act = act::relu, .seed = 12});
 }
 
+TEST_CASE("conv typed entries: strata::conv<TA, TD> and the backward passes compile and run one pair", "[conv]") {
+  sc::problem p = p2d(2, 6, 5, 3, 4, 3, 2);
+  p.pad = p.pad_end = {0, 1, 0};
+  for (auto k : all_kinds) {
+    check<bf16, float>(k, {.pr = p, .seed = 15}, typed_entry_launcher<bf16, float>{});
+    check<std::int8_t, std::int32_t>(k, {.pr = p, .seed = 16}, typed_entry_launcher<std::int8_t, std::int32_t>{});
+  }
+  // A tensor of another dtype names the argument and the call.
+  strata::stream s;
+  strata::device_buffer<bf16> x(2 * 6 * 5 * 3), w(4 * 3 * 2 * 3), y(2 * 6 * 4 * 4);
+  const sc::tensor tx{x.data(), sc::dtype::bf16}, tw{w.data(), sc::dtype::bf16}, ty{y.data(), sc::dtype::bf16};
+  CHECK_THROWS_WITH(strata::conv<f16>(s, p, tx, tw, ty),
+                    Catch::Matchers::Contains("strata::conv: argument 'x' has dtype bf16, but this call is strata::conv<f16, f16>"));
+  CHECK_THROWS_WITH((strata::conv_backward_data<bf16, float>(s, p, ty, tw, tx)),
+                    Catch::Matchers::Contains("argument 'dx' has dtype bf16, but this call is strata::conv_backward_data<bf16, f32>"));
+}
+
 TEST_CASE("conv entry: 1D, stride 2, asymmetric padding, dilation 2, f16 -> f16", "[conv]") {
   const sc::problem p{.n = 3, .c = 4, .k = 7, .input = {1, 1, 17}, .filter = {1, 1, 4}, .stride = {1, 1, 2},
                       .pad = {0, 0, 1}, .pad_end = {0, 0, 2}, .dilation = {1, 1, 2}};

@@ -91,6 +91,17 @@ struct entry_launcher {
   }
 };
 
+/// Launches through the typed host entries, strata::conv<TA, TD> and the two backward passes.
+template <class TA, class TD>
+struct typed_entry_launcher {
+  void operator()(strata::stream& s, sc::kind k, const sc::problem& p, const sc::tensor& a, const sc::tensor& b,
+                  const sc::tensor& d, const sc::options& o) const {
+    if (k == sc::kind::fprop) strata::conv<TA, TD>(s, p, a, b, d, o);
+    else if (k == sc::kind::dgrad) strata::conv_backward_data<TA, TD>(s, p, a, b, d, o);
+    else strata::conv_backward_weight<TA, TD>(s, p, a, b, d, o);
+  }
+};
+
 /// Launches one kernel instantiation K (its epilogue must be the entry's: entry_epilogue<TD> for
 /// fprop and dgrad, wgrad_epilogue<TD> for wgrad), split-K through gemm::reduce_kernel.
 template <class K>

@@ -337,9 +337,9 @@ void run(stream& s, const roles& r, const problem& pr, const tensor& a, const te
   }
 }
 
-/// Validates, then runs the kind's kernel for the dtype combination.
+/// Every check of the entry (problem, tensors, dtypes, epilogue operands, overlaps); names no kernel.
 template <kind Kind>
-void entry(stream& s, const roles& r, const problem& pr, const tensor& a, const tensor& b, const tensor& d, const options& o) {
+void check_arguments(const roles& r, const problem& pr, const tensor& a, const tensor& b, const tensor& d, const options& o) {
   const char* op = r.op;
   check_problem(op, pr);
   const spatial oe = output_extent(pr);
@@ -416,8 +416,19 @@ void entry(stream& s, const roles& r, const problem& pr, const tensor& a, const 
     if (out_range.overlaps(range_of(a, strides_of(a, pr.input, pr.c), pr.input, pr.n, pr.c))) bad(op, r.d, "overlaps x");
     if (out_range.overlaps(range_of(b, strides_of(b, oe, pr.k), oe, pr.n, pr.k))) bad(op, r.d, "overlaps dy");
   }
+}
 
-  switch (in_type) {
+template <class TA, class TD>
+inline constexpr bool supported_pair =
+    (std::is_same_v<TA, float> && std::is_same_v<TD, float>) ||
+    ((std::is_same_v<TA, f16> || std::is_same_v<TA, bf16>) && (std::is_same_v<TD, TA> || std::is_same_v<TD, float>)) ||
+    (std::is_same_v<TA, std::int8_t> && (std::is_same_v<TD, std::int32_t> || std::is_same_v<TD, std::int8_t>));
+
+/// The kernels of the dtype combination the tensors have (after check_arguments).
+template <kind Kind>
+void run_any(stream& s, const roles& r, const problem& pr, const tensor& a, const tensor& b, const tensor& d, const options& o) {
+  const dtype out = d.type;
+  switch (a.type) {
     case dtype::f32: return run<Kind, float, float>(s, r, pr, a, b, d, o);
     case dtype::f16:
       if (out == dtype::f16) return run<Kind, f16, f16>(s, r, pr, a, b, d, o);
@@ -429,6 +440,25 @@ void entry(stream& s, const roles& r, const problem& pr, const tensor& a, const 
       if (out == dtype::i8) return run<Kind, std::int8_t, std::int8_t>(s, r, pr, a, b, d, o);
       return run<Kind, std::int8_t, std::int32_t>(s, r, pr, a, b, d, o);
     default: break;
+  }
+}
+
+/// Validates, then runs the kind's kernel for the dtype combination: every combination's kernels when
+/// TA is gemm::runtime_dtype (read from the tensors), else TA -> TD's only.
+template <kind Kind, class TA, class TD>
+void entry(stream& s, const roles& r, const problem& pr, const tensor& a, const tensor& b, const tensor& d, const options& o) {
+  check_arguments<Kind>(r, pr, a, b, d, o);
+  if constexpr (std::is_same_v<TA, gemm::runtime_dtype>) {
+    run_any<Kind>(s, r, pr, a, b, d, o);
+  } else {
+    static_assert(supported_pair<TA, TD>, "strata::conv<TA, TD>: the pairs are float -> float; f16 -> f16 or float; "
+                                          "bf16 -> bf16 or float; int8_t -> int32_t or int8_t");
+    using gemm::detail::dtype_of;
+    const std::string typed = std::string("this call is ") + r.op + "<" + gemm::to_string(dtype_of<TA>) + ", " +
+                              gemm::to_string(dtype_of<TD>) + ">";
+    if (a.type != dtype_of<TA>) bad(r.op, r.a, std::string("has dtype ") + gemm::to_string(a.type) + ", but " + typed);
+    if (d.type != dtype_of<TD>) bad(r.op, r.d, std::string("has dtype ") + gemm::to_string(d.type) + ", but " + typed);
+    run<Kind, TA, TD>(s, r, pr, a, b, d, o);
   }
 }
 
@@ -446,27 +476,32 @@ inline std::size_t workspace_size(const problem& p, kind k, const options& o = {
 
 namespace strata {
 
+// Each entry has a runtime-typed form, strata::conv(s, p, x, w, y), which reads the dtypes from the
+// tensors and so compiles every combination's kernels, and a typed form, strata::conv<TA[, TD]>(...),
+// which compiles TA -> TD's only (TD defaults to TA, int32 for int8). Both are templates so that
+// including the header compiles no kernel (strata::gemm's comment says why).
+
 /// y = act(alpha * conv(x, w) + beta * residual + bias): see strata/ops/conv/host.hpp.
-template <class = void>  // a template: including the header compiles no kernel (strata::gemm says why)
+template <class TA = ops::gemm::runtime_dtype, class TD = ops::gemm::detail::natural_output<TA>>
 void conv(stream& s, const ops::conv::problem& p, const ops::conv::tensor& x, const ops::conv::tensor& w,
                  const ops::conv::tensor& y, const ops::conv::options& o = {}) {
-  ops::conv::detail::entry<ops::conv::kind::fprop>(s, {"strata::conv", ops::conv::kind::fprop, "x", "w", "y"}, p, x, w, y, o);
+  ops::conv::detail::entry<ops::conv::kind::fprop, TA, TD>(s, {"strata::conv", ops::conv::kind::fprop, "x", "w", "y"}, p, x, w, y, o);
 }
 
 /// dx = act(alpha * conv_transpose(dy, w) + beta * residual + bias): the data gradient of strata::conv,
 /// and the transposed convolution of dy.
-template <class = void>  // a template: including the header compiles no kernel (strata::gemm says why)
+template <class TA = ops::gemm::runtime_dtype, class TD = ops::gemm::detail::natural_output<TA>>
 void conv_backward_data(stream& s, const ops::conv::problem& p, const ops::conv::tensor& dy,
                                const ops::conv::tensor& w, const ops::conv::tensor& dx, const ops::conv::options& o = {}) {
-  ops::conv::detail::entry<ops::conv::kind::dgrad>(s, {"strata::conv_backward_data", ops::conv::kind::dgrad, "dy", "w", "dx"},
+  ops::conv::detail::entry<ops::conv::kind::dgrad, TA, TD>(s, {"strata::conv_backward_data", ops::conv::kind::dgrad, "dy", "w", "dx"},
                                                    p, dy, w, dx, o);
 }
 
 /// dw = alpha * dL/dw + beta * dw: the weight gradient of strata::conv (split-K over the pixels).
-template <class = void>  // a template: including the header compiles no kernel (strata::gemm says why)
+template <class TA = ops::gemm::runtime_dtype, class TD = ops::gemm::detail::natural_output<TA>>
 void conv_backward_weight(stream& s, const ops::conv::problem& p, const ops::conv::tensor& x,
                                  const ops::conv::tensor& dy, const ops::conv::tensor& dw, const ops::conv::options& o = {}) {
-  ops::conv::detail::entry<ops::conv::kind::wgrad>(s, {"strata::conv_backward_weight", ops::conv::kind::wgrad, "x", "dy", "dw"},
+  ops::conv::detail::entry<ops::conv::kind::wgrad, TA, TD>(s, {"strata::conv_backward_weight", ops::conv::kind::wgrad, "x", "dy", "dw"},
                                                    p, x, dy, dw, o);
 }
 
