@@ -120,20 +120,78 @@ else()
   set(code_file "${STRATA_WORK_DIR}/${source_stem}-hip-amdgcn-amd-amdhsa-${STRATA_TARGET}.s")
 endif()
 
-string(TIMESTAMP t0 "%s%f")
-execute_process(COMMAND ${command} WORKING_DIRECTORY "${STRATA_WORK_DIR}" OUTPUT_VARIABLE out ERROR_VARIABLE err
-                RESULT_VARIABLE rc)
-string(TIMESTAMP t1 "%s%f")
-math(EXPR compile_ms "(${t1} - ${t0}) / 1000")
+# ---- the compile, or its outputs from the cache ----------------------------------------------------------
+# Everything below reads only the compiler's stdout, stderr and the PTX / GCN assembly, so a successful
+# compile's three outputs are kept, keyed by every input that can change them: the compiler (path and
+# version), the command line (checkout and scratch paths replaced by placeholders, so that another
+# clone hits), this script, and the contents of the source, of every header under include/ and test/
+# and of examples/ (a coarse key: any header edit recompiles every file, never too little). On a hit the checks
+# below run on the kept outputs exactly as on fresh ones. CI runs on the machine the change was made
+# on, where the last test run left the cache warm. STRATA_COMPILE_CACHE (environment) picks the
+# folder (default ~/.cache/strata/compile-check); STRATA_COMPILE_CACHE=off compiles every time.
 string(JOIN " " command_line ${command})
-if(NOT rc EQUAL 0)
-  message("${out}${err}")
-  strata_fail("the compile failed (exit ${rc}):\n  ${command_line}")
+set(cache_dir "$ENV{STRATA_COMPILE_CACHE}")
+if(cache_dir STREQUAL "" AND DEFINED ENV{HOME})
+  set(cache_dir "$ENV{HOME}/.cache/strata/compile-check")
 endif()
-if(NOT EXISTS "${code_file}")
-  strata_fail("the compiler left no ${code_file}:\n  ${command_line}")
+if(cache_dir MATCHES "^(off|OFF|0)$")
+  set(cache_dir "")
 endif()
-file(READ "${code_file}" code)
+if(cache_dir)
+  get_filename_component(checkout "${STRATA_INCLUDE}" DIRECTORY)
+  string(REPLACE "${STRATA_WORK_DIR}" "<work>" key_text "${STRATA_COMPILER}|${compiler_id}|${command_line}")
+  string(REPLACE "${checkout}" "<checkout>" key_text "${key_text}")
+  file(SHA256 "${CMAKE_CURRENT_LIST_FILE}" script_hash)
+  string(APPEND key_text "|script ${script_hash}")
+  # examples/: tutorial_kernels.cu includes examples/warp_matmul.cpp.
+  file(GLOB_RECURSE key_inputs RELATIVE "${checkout}" "${STRATA_INCLUDE}/*.hpp" "${STRATA_TEST_DIR}/*.hpp"
+       "${checkout}/examples/*.hpp" "${checkout}/examples/*.cpp")
+  list(SORT key_inputs)
+  file(RELATIVE_PATH source_rel "${checkout}" "${STRATA_SOURCE}")
+  foreach(input IN LISTS source_rel key_inputs)
+    file(SHA256 "${checkout}/${input}" input_hash)
+    string(APPEND key_text "|${input} ${input_hash}")
+  endforeach()
+  string(SHA256 key "${key_text}")
+  string(SUBSTRING "${key}" 0 24 key)
+  set(cache_entry "${cache_dir}/${source_stem}-${STRATA_TARGET}-${key}")
+endif()
+if(cache_dir AND EXISTS "${cache_entry}/done")
+  file(READ "${cache_entry}/out" out)
+  file(READ "${cache_entry}/err" err)
+  file(READ "${cache_entry}/code" code)
+  file(READ "${cache_entry}/compile_ms" compile_ms)
+  message("${test_name}: compiler outputs from the cache ${cache_entry} (inputs unchanged since a compile of ${compile_ms} ms)")
+  set(from_cache " (outputs from the compile cache)")
+else()
+  string(TIMESTAMP t0 "%s%f")
+  execute_process(COMMAND ${command} WORKING_DIRECTORY "${STRATA_WORK_DIR}" OUTPUT_VARIABLE out ERROR_VARIABLE err
+                  RESULT_VARIABLE rc)
+  string(TIMESTAMP t1 "%s%f")
+  math(EXPR compile_ms "(${t1} - ${t0}) / 1000")
+  if(NOT rc EQUAL 0)
+    message("${out}${err}")
+    strata_fail("the compile failed (exit ${rc}):\n  ${command_line}")
+  endif()
+  if(NOT EXISTS "${code_file}")
+    strata_fail("the compiler left no ${code_file}:\n  ${command_line}")
+  endif()
+  file(READ "${code_file}" code)
+  set(from_cache "")
+  if(cache_dir)
+    # One entry per source and target: older keys of the same test are dropped. "done" is written last,
+    # so an interrupted store is never read.
+    file(GLOB stale LIST_DIRECTORIES true "${cache_dir}/${source_stem}-${STRATA_TARGET}-*")
+    if(stale)
+      file(REMOVE_RECURSE ${stale})
+    endif()
+    file(WRITE "${cache_entry}/out" "${out}")
+    file(WRITE "${cache_entry}/err" "${err}")
+    file(WRITE "${cache_entry}/code" "${code}")
+    file(WRITE "${cache_entry}/compile_ms" "${compile_ms}")
+    file(WRITE "${cache_entry}/done" "")
+  endif()
+endif()
 
 # ---- parse the resource report ---------------------------------------------------------------------------
 find_program(CXXFILT c++filt)
@@ -344,7 +402,7 @@ endforeach()
 # ---- write the report ---------------------------------------------------------------------------------
 set(report "## ${test_name}: ${STRATA_DESCRIPTOR} descriptor, ${compiler_id}\n\n")
 get_filename_component(source_name "${STRATA_SOURCE}" NAME)
-string(APPEND report "Compile of test/compile/${source_name}: ${compile_ms} ms (one target, host and device passes).\n")
+string(APPEND report "Compile of test/compile/${source_name}: ${compile_ms} ms (one target, host and device passes)${from_cache}.\n")
 string(APPEND report "Shared layout = static shared_storage padded to 128 B (dynamic shared memory comes on top at launch);\n")
 string(APPEND report "the trampoline declares it as one dynamic array, so the compiler's own shared/LDS figure is 0.\n\n")
 string(APPEND report "${table}\nHallmark instructions in ${code_file}:\n${hallmark_text}")
