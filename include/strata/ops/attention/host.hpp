@@ -597,3 +597,6 @@ void run_backward(stream& s, const tensor& q, const tensor& k, const tensor& v, 
 }  // namespace attn
 
 }  // namespace strata
+
+// The instances a precompiled kernel library provides (extern under STRATA_PRECOMPILED_ENTRIES).
+#include "strata/ops/attention/precompiled.hpp"

@@ -506,3 +506,6 @@ void conv_backward_weight(stream& s, const ops::conv::problem& p, const ops::con
 }
 
 }  // namespace strata
+
+// The instances a precompiled kernel library provides (extern under STRATA_PRECOMPILED_ENTRIES).
+#include "strata/ops/conv/precompiled.hpp"

@@ -237,3 +237,6 @@ void embedding_bag_backward(stream& s, const embedding::backward_args& a, worksp
 }
 
 }  // namespace strata
+
+// The instances a precompiled kernel library provides (extern under STRATA_PRECOMPILED_ENTRIES).
+#include "strata/ops/embedding/precompiled.hpp"

@@ -611,3 +611,6 @@ void gemm(stream& s, const ops::gemm::matrix& a, const ops::gemm::matrix& b, con
   ops::gemm::run<TA, TD>(s, a, b, c, d, o);
 }
 }  // namespace strata
+
+// The instances a precompiled kernel library provides (extern under STRATA_PRECOMPILED_ENTRIES).
+#include "strata/ops/gemm/precompiled.hpp"
