@@ -39,7 +39,11 @@ function(_strata_setup_cuda target)
   # to whatever the consumer's own CUDA_ARCHITECTURES asks for (set it OFF to build for these alone).
   set(gencode)
   set(last)
-  foreach(arch IN LISTS STRATA_CUDA_ARCHITECTURES)
+  set(archs ${STRATA_CUDA_ARCHITECTURES})
+  if(archs MATCHES "^(OFF|off)$")  # the documented "add none"
+    set(archs "")
+  endif()
+  foreach(arch IN LISTS archs)
     if(NOT arch MATCHES "^[0-9]+[af]?$")
       message(FATAL_ERROR "STRATA_CUDA_ARCHITECTURES: '${arch}' is not a CUDA architecture such as 80 or 90a "
                           "(the list was '${STRATA_CUDA_ARCHITECTURES}'; OFF adds none)")
@@ -87,7 +91,11 @@ function(_strata_setup_hip target)
   # would turn every C++ source of the consumer into HIP).
   target_link_libraries(${target} INTERFACE strata::strata hip::host)
   set(offload)
-  foreach(arch IN LISTS STRATA_HIP_ARCHITECTURES)
+  set(archs ${STRATA_HIP_ARCHITECTURES})
+  if(archs MATCHES "^(OFF|off)$")  # the documented "add none"
+    set(archs "")
+  endif()
+  foreach(arch IN LISTS archs)
     if(NOT arch MATCHES "^gfx[0-9a-f]+")
       message(FATAL_ERROR "STRATA_HIP_ARCHITECTURES: '${arch}' is not an AMD GPU target such as gfx90a "
                           "(the list was '${STRATA_HIP_ARCHITECTURES}'; OFF adds none)")
