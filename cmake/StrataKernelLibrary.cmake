@@ -22,22 +22,6 @@
 # help; each is two lines naming the same instance macros the headers declare extern.
 include_guard(GLOBAL)
 
-# stem | header | instance macros
-set(_strata_kernel_library_pieces
-  "gemm|gemm_f32|strata/gemm.hpp|STRATA_GEMM_F32_INSTANCES()"
-  "gemm|gemm_f16|strata/gemm.hpp|STRATA_GEMM_F16_INSTANCES()"
-  "gemm|gemm_bf16|strata/gemm.hpp|STRATA_GEMM_BF16_INSTANCES()"
-  "gemm|gemm_i8|strata/gemm.hpp|STRATA_GEMM_I8_INSTANCES()"
-  "gemm|gemm_fp8|strata/gemm.hpp|STRATA_GEMM_FP8_INSTANCES()"
-  "conv|conv_fprop|strata/conv.hpp|STRATA_CONV_FLOAT_INSTANCES(, fprop)"
-  "conv|conv_dgrad|strata/conv.hpp|STRATA_CONV_FLOAT_INSTANCES(, dgrad)"
-  "conv|conv_wgrad|strata/conv.hpp|STRATA_CONV_FLOAT_INSTANCES(, wgrad)"
-  "conv|conv_i8|strata/conv.hpp|STRATA_CONV_I8_INSTANCES(, fprop) STRATA_CONV_I8_INSTANCES(, dgrad) STRATA_CONV_I8_INSTANCES(, wgrad)"
-  "attention|attention_forward|strata/attention.hpp|STRATA_ATTENTION_FORWARD_INSTANCE()"
-  "attention|attention_backward|strata/attention.hpp|STRATA_ATTENTION_BACKWARD_INSTANCE()"
-  "attention|attention_decode|strata/attention.hpp|STRATA_ATTENTION_DECODE_INSTANCE()"
-  "embedding|embedding|strata/embedding.hpp|STRATA_EMBEDDING_FORWARD_INSTANCES() STRATA_EMBEDDING_BACKWARD_INSTANCES()")
-
 function(strata_add_kernel_library name)
   cmake_parse_arguments(PARSE_ARGV 1 arg "" "CUDA_FP8" "CUDA_ARCHITECTURES;HIP_ARCHITECTURES;OPERATORS")
   if(arg_UNPARSED_ARGUMENTS)
@@ -56,6 +40,23 @@ function(strata_add_kernel_library name)
     message(FATAL_ERROR "strata_add_kernel_library(${name}): one backend per library; call it once for "
                         "CUDA_ARCHITECTURES and once for HIP_ARCHITECTURES")
   endif()
+  # operator | stem | header | instance macros (a variable of the function: the caller's directory does
+  # not see variables of the directory that included this file)
+  set(pieces
+    "gemm|gemm_f32|strata/gemm.hpp|STRATA_GEMM_F32_INSTANCES()"
+    "gemm|gemm_f16|strata/gemm.hpp|STRATA_GEMM_F16_INSTANCES()"
+    "gemm|gemm_bf16|strata/gemm.hpp|STRATA_GEMM_BF16_INSTANCES()"
+    "gemm|gemm_i8|strata/gemm.hpp|STRATA_GEMM_I8_INSTANCES()"
+    "gemm|gemm_fp8|strata/gemm.hpp|STRATA_GEMM_FP8_INSTANCES()"
+    "conv|conv_fprop|strata/conv.hpp|STRATA_CONV_FLOAT_INSTANCES(, fprop)"
+    "conv|conv_dgrad|strata/conv.hpp|STRATA_CONV_FLOAT_INSTANCES(, dgrad)"
+    "conv|conv_wgrad|strata/conv.hpp|STRATA_CONV_FLOAT_INSTANCES(, wgrad)"
+    "conv|conv_i8|strata/conv.hpp|STRATA_CONV_I8_INSTANCES(, fprop) STRATA_CONV_I8_INSTANCES(, dgrad) STRATA_CONV_I8_INSTANCES(, wgrad)"
+    "attention|attention_forward|strata/attention.hpp|STRATA_ATTENTION_FORWARD_INSTANCE()"
+    "attention|attention_backward|strata/attention.hpp|STRATA_ATTENTION_BACKWARD_INSTANCE()"
+    "attention|attention_decode|strata/attention.hpp|STRATA_ATTENTION_DECODE_INSTANCE()"
+    "embedding|embedding|strata/embedding.hpp|STRATA_EMBEDDING_FORWARD_INSTANCES() STRATA_EMBEDDING_BACKWARD_INSTANCES()")
+
   get_property(languages GLOBAL PROPERTY ENABLED_LANGUAGES)
   if(arg_CUDA_ARCHITECTURES)
     set(backend CUDA)
@@ -78,7 +79,7 @@ function(strata_add_kernel_library name)
 
   set(dir ${CMAKE_CURRENT_BINARY_DIR}/${name}_sources)
   set(sources)
-  foreach(piece IN LISTS _strata_kernel_library_pieces)
+  foreach(piece IN LISTS pieces)
     string(REPLACE "|" ";" fields "${piece}")
     list(GET fields 0 op)
     list(GET fields 1 stem)
