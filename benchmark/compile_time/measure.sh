@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-# benchmark/compile_time/measure.sh -- compile time and peak memory of one translation unit
-# (gemm_attention_tu.cu: one GEMM configuration and, when include/strata/attention.hpp exists, one
-# attention configuration) for sm_90a (nvcc) and gfx940 (hipcc), measured with /usr/bin/time -v.
+# benchmark/compile_time/measure.sh -- compile time and peak memory of single translation units for
+# sm_90a (nvcc) and gfx940 (hipcc), measured with /usr/bin/time -v: gemm_attention_tu.cu (one GEMM
+# configuration, and one attention configuration) and framework_op.cu (one call of strata::gemm and
+# of strata::attention, header-only and with the precompiled entries; the typed strata::gemm<bf16>).
 #
-#   benchmark/compile_time/measure.sh [--runs N] [--out FILE]
+#   benchmark/compile_time/measure.sh [--runs N] [--out FILE] [--only REGEX] [--targets REGEX]
+#
+# --only keeps the rows whose translation-unit label matches (e.g. 'precompiled|typed'); --targets the
+# targets (sm_90a, gfx940). The header-only framework file takes about 3 minutes for sm_90a and much
+# longer for gfx940 (clang 15 compiles the whole HIP GEMM entry in about 11 minutes).
 #
 # Prints a markdown table (ready for docs/performance.md): per target and per TU variant, the best
 # wall time of N runs (default 1), user+sys CPU seconds and the peak resident set size of the
@@ -16,10 +21,14 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 runs=1
 out=
+only=.
+only_targets=.
 while [[ $# -gt 0 ]]; do
   case $1 in
     --runs) runs=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
+    --only) only=$2; shift 2 ;;
+    --targets) only_targets=$2; shift 2 ;;
     -h|--help) sed -n 2,12p "$0"; exit 0 ;;
     *) echo "measure.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
@@ -30,10 +39,14 @@ hipcc=${HIPCC:-$(command -v hipcc || ls /opt/rocm/bin/hipcc 2>/dev/null || true)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-variants=("gemm|-DSTRATA_BENCH_ATTENTION=0")
-if [[ -f $root/include/strata/attention.hpp ]]; then
-  variants+=("gemm + attention|-DSTRATA_BENCH_ATTENTION=1")
-fi
+# label | source | define
+variants=(
+  "gemm (one configuration)|gemm_attention_tu.cu|-DSTRATA_BENCH_ATTENTION=0"
+  "gemm + attention (one configuration each)|gemm_attention_tu.cu|-DSTRATA_BENCH_ATTENTION=1"
+  "strata::gemm<bf16> (typed entry)|framework_op.cu|-DSTRATA_BENCH_TYPED=1"
+  "strata::gemm + strata::attention, header-only|framework_op.cu|-DSTRATA_PRECOMPILED_ENTRIES=0"
+  "strata::gemm + strata::attention, precompiled entries|framework_op.cu|-DSTRATA_PRECOMPILED_ENTRIES=1"
+)
 
 # target | descriptor | compiler kind
 targets=("sm_90a|sm90a|nvcc" "gfx940|gfx942|hipcc")
@@ -42,6 +55,7 @@ rows=()
 failed=0
 for t in "${targets[@]}"; do
   IFS='|' read -r arch desc kind <<<"$t"
+  [[ $arch =~ $only_targets ]] || continue
   if [[ $kind == nvcc ]]; then cc=$nvcc; else cc=$hipcc; fi
   if [[ -z $cc ]]; then
     rows+=("| $arch | - | skipped: no $kind | | | | |")
@@ -56,12 +70,13 @@ for t in "${targets[@]}"; do
     flags=(-std=c++20 -O3 -x hip --offload-arch="$arch" -Wno-unused-command-line-argument)
   fi
   for v in "${variants[@]}"; do
-    IFS='|' read -r label define <<<"$v"
+    IFS='|' read -r label source define <<<"$v"
+    [[ $label =~ $only ]] || continue
     best_wall= best_cpu= best_rss=
     for ((r = 0; r < runs; r++)); do
       log=$work/time.log
       if ! /usr/bin/time -v -o "$log" "$cc" "${flags[@]}" "-I$root/include" "-DSTRATA_COMPILE_TARGET=$desc" "$define" \
-          -c "$here/gemm_attention_tu.cu" -o "$work/tu.o" >"$work/out.txt" 2>&1; then
+          -c "$here/$source" -o "$work/tu.o" >"$work/out.txt" 2>&1; then
         echo "measure.sh: $kind failed for $arch ($label):" >&2
         tail -30 "$work/out.txt" >&2
         failed=1
