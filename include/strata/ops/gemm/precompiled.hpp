@@ -29,20 +29,16 @@
 #define STRATA_GEMM_F32_INSTANCES(prefix)               \
   STRATA_GEMM_PAIR_INSTANCE(prefix, float, float)       \
   STRATA_GEMM_GROUPED_INSTANCE(prefix, float, float)
-#define STRATA_GEMM_F16_INSTANCES(prefix)                          \
-  STRATA_GEMM_PAIR_INSTANCE(prefix, strata::f16, float)            \
-  STRATA_GEMM_PAIR_INSTANCE(prefix, strata::f16, strata::f16)      \
-  STRATA_GEMM_PAIR_INSTANCE(prefix, strata::f16, strata::bf16)     \
-  STRATA_GEMM_GROUPED_INSTANCE(prefix, strata::f16, float)         \
-  STRATA_GEMM_GROUPED_INSTANCE(prefix, strata::f16, strata::f16)   \
-  STRATA_GEMM_GROUPED_INSTANCE(prefix, strata::f16, strata::bf16)
-#define STRATA_GEMM_BF16_INSTANCES(prefix)                          \
-  STRATA_GEMM_PAIR_INSTANCE(prefix, strata::bf16, float)            \
-  STRATA_GEMM_PAIR_INSTANCE(prefix, strata::bf16, strata::f16)      \
-  STRATA_GEMM_PAIR_INSTANCE(prefix, strata::bf16, strata::bf16)     \
-  STRATA_GEMM_GROUPED_INSTANCE(prefix, strata::bf16, float)         \
-  STRATA_GEMM_GROUPED_INSTANCE(prefix, strata::bf16, strata::f16)   \
-  STRATA_GEMM_GROUPED_INSTANCE(prefix, strata::bf16, strata::bf16)
+// f16 and bf16 inputs (T) write fp32, f16 or bf16.
+#define STRATA_GEMM_HALF_INSTANCES(prefix, T)                 \
+  STRATA_GEMM_PAIR_INSTANCE(prefix, T, float)                 \
+  STRATA_GEMM_PAIR_INSTANCE(prefix, T, strata::f16)           \
+  STRATA_GEMM_PAIR_INSTANCE(prefix, T, strata::bf16)          \
+  STRATA_GEMM_GROUPED_INSTANCE(prefix, T, float)              \
+  STRATA_GEMM_GROUPED_INSTANCE(prefix, T, strata::f16)        \
+  STRATA_GEMM_GROUPED_INSTANCE(prefix, T, strata::bf16)
+#define STRATA_GEMM_F16_INSTANCES(prefix) STRATA_GEMM_HALF_INSTANCES(prefix, strata::f16)
+#define STRATA_GEMM_BF16_INSTANCES(prefix) STRATA_GEMM_HALF_INSTANCES(prefix, strata::bf16)
 #define STRATA_GEMM_I8_INSTANCES(prefix)                         \
   STRATA_GEMM_PAIR_INSTANCE(prefix, std::int8_t, std::int32_t)   \
   STRATA_GEMM_GROUPED_INSTANCE(prefix, std::int8_t, std::int32_t)
