@@ -47,7 +47,8 @@ double grad_tol(const E::reference::backward_result& r, std::size_t t, std::size
 }
 
 /// Dense gradients of every table, checked element by element; returns the raw bytes per table.
-template <class Target = void>
+/// Typed >= 0: through embedding_bag_backward<scalar(Typed)>.
+template <class Target = void, int Typed = -1>
 std::vector<std::vector<unsigned char>> check_dense(strata::stream& s, problem& p, scalar gfmt, std::uint64_t seed) {
   const grad_input g = make_grad(s, p, gfmt, seed);
   std::vector<guarded> grads;
@@ -58,7 +59,8 @@ std::vector<std::vector<unsigned char>> check_dense(strata::stream& s, problem& 
   a.kind = E::gradient::dense;
   a.dense_grads = ptrs;
   strata::device_buffer<unsigned char> ws(strata::embedding_bag_backward_workspace_size(a));
-  strata::embedding_bag_backward<Target>(s, a, {ws.data(), ws.size()});
+  if constexpr (Typed >= 0) strata::embedding_bag_backward<scalar(Typed), Target>(s, a, {ws.data(), ws.size()});
+  else strata::embedding_bag_backward<Target>(s, a, {ws.data(), ws.size()});
   const auto ref = E::reference::embedding_bag_backward(backward_of(p, false, g, gfmt));
   std::vector<std::vector<unsigned char>> raw;
   long long bad = 0;
@@ -98,6 +100,20 @@ TEST_CASE("backward: dense gradients, every pooling with a backward, duplicates,
     for (std::size_t i = 0; i < p.indices.size(); i += 2) p.indices[i] = 11;  // half of all indices: row 11
     p.upload(s);
     check_dense(s, p, scalar::fp32, 3);
+  }
+}
+
+TEST_CASE("backward: the typed entry embedding_bag_backward<Rows> runs its row format and refuses others", "[embedding][backward]") {
+  strata::stream s;
+  problem p = make_problem(scalar::bf16, {1, 3, 17, 130}, 6, 9, 12, 44);
+  p.upload(s);
+  check_dense<void, int(scalar::bf16)>(s, p, scalar::fp32, 5);
+  try {
+    check_dense<void, int(scalar::fp16)>(s, p, scalar::fp32, 6);
+    FAIL("a bf16 lookup was accepted by embedding_bag_backward<fp16>");
+  } catch (const strata::invalid_argument& e) {
+    CHECK_THAT(std::string(e.what()), Catch::Matchers::Contains(
+                                          "argument 'in.row_format' is bf16, but this call is strata::embedding_bag_backward<fp16>"));
   }
 }
 

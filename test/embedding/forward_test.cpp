@@ -18,7 +18,8 @@ struct run_result {
   std::vector<double> out;
 };
 
-template <class Target>
+/// Typed >= 0: through the typed entry embedding_bag<scalar(Typed)>, which compiles that format only.
+template <class Target, int Typed = -1>
 run_result run_forward(strata::stream& s, problem& p, scalar out_fmt, long long none_stride = 0) {
   E::forward_args a;
   a.in = p.device_lookup();
@@ -32,7 +33,8 @@ run_result run_forward(strata::stream& s, problem& p, scalar out_fmt, long long 
   guarded out(s, n * w, 0, 0xFF);  // poisoned: all-ones bits (NaN)
   a.output = out.data();
   strata::device_buffer<unsigned char> ws(strata::embedding_bag_workspace_size(a));
-  strata::embedding_bag<Target>(s, a, {ws.data(), ws.size()});
+  if constexpr (Typed >= 0) strata::embedding_bag<scalar(Typed), Target>(s, a, {ws.data(), ws.size()});
+  else strata::embedding_bag<Target>(s, a, {ws.data(), ws.size()});
   REQUIRE(out.guards_intact(s));
   REQUIRE(p.inputs_intact(s));
   run_result r;
@@ -78,6 +80,22 @@ TEST_CASE("forward: every pooling and row format over tables of odd dims", "[emb
       p.upload(s);
       compare(p, run_forward<void>(s, p, scalar::fp32), scalar::fp32);
     }
+}
+
+TEST_CASE("forward: the typed entry embedding_bag<Rows> runs its row format and refuses others", "[embedding][forward]") {
+  strata::stream s;
+  problem p = make_problem(scalar::fp16, odd_dims, 8, 5, 9, 71);
+  p.upload(s);
+  compare(p, run_forward<void, int(scalar::fp16)>(s, p, scalar::bf16), scalar::bf16);
+  problem q = make_problem(scalar::int4_rowwise, odd_dims, 8, 5, 9, 72);
+  q.mode = pooling::mean;
+  q.upload(s);
+  compare(q, run_forward<void, int(scalar::int4_rowwise)>(s, q, scalar::fp32), scalar::fp32);
+  E::forward_args a;
+  a.in = p.device_lookup();
+  strata::device_buffer<unsigned char> ws(strata::embedding_bag_workspace_size(a));
+  CHECK_THROWS_WITH(strata::embedding_bag<scalar::bf16>(s, a, {ws.data(), ws.size()}),
+                    Catch::Matchers::Contains("argument 'in.row_format' is fp16, but this call is strata::embedding_bag<bf16>"));
 }
 
 TEST_CASE("forward: per-sample weights, fp16 and bf16 outputs, int32 indices, fixed-size bags", "[embedding][forward]") {

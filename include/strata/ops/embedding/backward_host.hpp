@@ -103,7 +103,7 @@ inline void validate_backward(const std::string& op, const backward_args& a, con
   }
 }
 
-template <class Target>
+template <class Target, int Only = any_format>
 void launch_backward(stream& s, const backward_args& a, plan& p, const workspace& ws) {
   using T = resolved_target<Target>;
   constexpr kernel_config cfg = config_for<T>();  // the grid caps (max_blocks)
@@ -202,7 +202,8 @@ void launch_backward(stream& s, const backward_args& a, plan& p, const workspace
     // Only fp32 / fp16 / bf16 rows are ever written; other formats share the fp32 instantiation
     // (their apply kernel never touches rows: validation rejects fused updates of them).
     constexpr scalar R = (S == scalar::fp16 || S == scalar::bf16) ? S : scalar::fp32;
-    launch(s, {.grid = apply_grid, .block = 256}, backward_apply_kernel<R, Target>{}, bp);
+    if constexpr (Only == any_format || S == scalar(Only))
+      launch(s, {.grid = apply_grid, .block = 256}, backward_apply_kernel<R, Target>{}, bp);
   });
 }
 
@@ -217,21 +218,40 @@ inline std::size_t embedding_bag_backward_workspace_size(const embedding::backwa
   return backward_scratch(std::max<long long>(0, a.in.num_indices), std::max<long long>(0, bags), start).end;
 }
 
-template <class Target = void>
-void embedding_bag_backward_async(stream& s, const embedding::backward_args& a, workspace ws) {
-  using namespace embedding::detail;
+namespace embedding::detail {
+template <class Target, int Only>
+void embedding_bag_backward_async_for(stream& s, const backward_args& a, workspace ws) {
   const std::string op = backward_op;
+  if constexpr (Only != any_format) check_row_format<scalar(Only)>(op, a.in);
   validate_lookup(op, a.in);
   plan p = forward_plan<Target>(op, a.in);
   validate_backward(op, a, p);
   validate_workspace(op, ws, embedding_bag_backward_workspace_size(a));
-  launch_backward<Target>(s, a, p, ws);
+  launch_backward<Target, Only>(s, a, p, ws);
+}
+}  // namespace embedding::detail
+
+/// embedding_bag_backward_async<Rows>: typed, row format Rows only (see embedding_bag_async).
+template <class Target = void>
+void embedding_bag_backward_async(stream& s, const embedding::backward_args& a, workspace ws) {
+  embedding::detail::embedding_bag_backward_async_for<Target, embedding::detail::any_format>(s, a, ws);
+}
+template <embedding::scalar Rows, class Target = void>
+void embedding_bag_backward_async(stream& s, const embedding::backward_args& a, workspace ws) {
+  embedding::detail::embedding_bag_backward_async_for<Target, int(Rows)>(s, a, ws);
 }
 
 /// Gradients with respect to the table rows: dense, sparse, or a fused optimizer update.
+/// embedding_bag_backward<Rows>: typed, row format Rows only.
 template <class Target = void>
 void embedding_bag_backward(stream& s, const embedding::backward_args& a, workspace ws) {
   embedding_bag_backward_async<Target>(s, a, ws);
+  if (a.in.policy == embedding::bounds::error)
+    embedding_check<Target>(s, a.in, ws, embedding::detail::backward_op);
+}
+template <embedding::scalar Rows, class Target = void>
+void embedding_bag_backward(stream& s, const embedding::backward_args& a, workspace ws) {
+  embedding_bag_backward_async<Rows, Target>(s, a, ws);
   if (a.in.policy == embedding::bounds::error)
     embedding_check<Target>(s, a.in, ws, embedding::detail::backward_op);
 }

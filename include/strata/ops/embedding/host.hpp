@@ -58,7 +58,18 @@ inline void validate_forward(const std::string& op, const forward_args& a, const
     throw invalid_argument(op, "output", "must be aligned to its element size");
 }
 
-template <class Target, kernel_config Cfg = default_config>
+/// Every row format's kernel is compiled, or only Only's (the typed entries).
+inline constexpr int any_format = -1;
+
+/// The typed entries take one row format: the lookup must have it.
+template <scalar Rows>
+void check_row_format(const std::string& op, const lookup& in) {
+  if (in.row_format != Rows)
+    throw invalid_argument(op, "in.row_format", std::string("is ") + to_string(in.row_format) + ", but this call is " + op +
+                                                    "<" + to_string(Rows) + ">");
+}
+
+template <class Target, kernel_config Cfg = default_config, int Only = any_format>
 void launch_forward(stream& s, const forward_args& a, const plan& p, const device_descriptors& d) {
   copy_to_device(s, d.tables, p.tables.data(), p.tables.size());
   copy_to_device(s, d.features, p.tile_order.data(), p.tile_order.size());
@@ -82,9 +93,12 @@ void launch_forward(stream& s, const forward_args& a, const plan& p, const devic
   fp.policy = static_cast<int>(a.in.policy);
   fp.out_format = static_cast<int>(a.output_format);
   with_format(a.in.row_format, [&](auto fmt) {
-    constexpr kernel_config cfg = forward_config<Target, decltype(fmt)::value, Cfg>;
-    const int grid = static_cast<int>(std::min<long long>(p.num_tiles, cfg.max_blocks));
-    launch(s, {.grid = grid, .block = cfg.threads}, forward_kernel<decltype(fmt)::value, Target, cfg>{}, fp);
+    constexpr scalar S = decltype(fmt)::value;
+    if constexpr (Only == any_format || S == scalar(Only)) {
+      constexpr kernel_config cfg = forward_config<Target, S, Cfg>;
+      const int grid = static_cast<int>(std::min<long long>(p.num_tiles, cfg.max_blocks));
+      launch(s, {.grid = grid, .block = cfg.threads}, forward_kernel<S, Target, cfg>{}, fp);
+    }
   });
 }
 
@@ -100,16 +114,29 @@ inline std::size_t embedding_bag_workspace_size(const embedding::forward_args& a
   return embedding::detail::descriptor_bytes(a.in.tables.size(), a.in.features.size());
 }
 
-/// Launches the forward pass without waiting; check later with embedding_check or read_status.
-template <class Target = void>
-void embedding_bag_async(stream& s, const embedding::forward_args& a, workspace ws) {
-  using namespace embedding::detail;
+namespace embedding::detail {
+template <class Target, int Only>
+void embedding_bag_async_for(stream& s, const forward_args& a, workspace ws) {
   const std::string op = forward_op;
+  if constexpr (Only != any_format) check_row_format<scalar(Only)>(op, a.in);
   validate_lookup(op, a.in);
   const plan p = forward_plan<Target>(op, a.in);
   validate_forward(op, a, p);
   validate_workspace(op, ws, embedding_bag_workspace_size(a));
-  launch_forward<Target>(s, a, p, carve(ws, p.tables.size(), p.tile_order.size()));
+  launch_forward<Target, default_config, Only>(s, a, p, carve(ws, p.tables.size(), p.tile_order.size()));
+}
+}  // namespace embedding::detail
+
+/// Launches the forward pass without waiting; check later with embedding_check or read_status.
+/// embedding_bag_async<Rows>: the same for row format Rows only, which is all it compiles (the
+/// runtime-typed form compiles all six row formats' kernels); a lookup of another format is an error.
+template <class Target = void>
+void embedding_bag_async(stream& s, const embedding::forward_args& a, workspace ws) {
+  embedding::detail::embedding_bag_async_for<Target, embedding::detail::any_format>(s, a, ws);
+}
+template <embedding::scalar Rows, class Target = void>
+void embedding_bag_async(stream& s, const embedding::forward_args& a, workspace ws) {
+  embedding::detail::embedding_bag_async_for<Target, int(Rows)>(s, a, ws);
 }
 
 template <class Target, embedding::kernel_config Cfg>
@@ -141,10 +168,16 @@ void embedding_check(stream& s, const embedding::lookup& in, workspace ws, const
   throw_if_bad(s, op, in, forward_plan<Target>(op, in), st);
 }
 
-/// The forward pass: pooled (or gathered) rows of every feature, in one launch.
+/// The forward pass: pooled (or gathered) rows of every feature, in one launch. embedding_bag<Rows>
+/// (e.g. embedding_bag<embedding::scalar::fp16>): typed, one row format's kernel only.
 template <class Target = void>
 void embedding_bag(stream& s, const embedding::forward_args& a, workspace ws) {
   embedding_bag_async<Target>(s, a, ws);
+  if (a.in.policy == embedding::bounds::error) embedding_check<Target>(s, a.in, ws);
+}
+template <embedding::scalar Rows, class Target = void>
+void embedding_bag(stream& s, const embedding::forward_args& a, workspace ws) {
+  embedding_bag_async<Rows, Target>(s, a, ws);
   if (a.in.policy == embedding::bounds::error) embedding_check<Target>(s, a.in, ws);
 }
 
