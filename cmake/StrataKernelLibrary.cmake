@@ -18,8 +18,8 @@
 # library's instances `extern` (strata/ops/<op>/precompiled.hpp): a file calling strata::gemm compiles
 # the entry's host code only, not its kernels. Without the library nothing changes: the entry compiles
 # what it needs in the calling file. The library's sources are generated here, one per operator and
-# dtype family (gemm_f16, conv_wgrad, attention_backward, ...), so that `-j N` and a compiler cache
-# help; each is two lines naming the same instance macros the headers declare extern.
+# dtype family (gemm_f16, conv_wgrad, attention_backward, ...: StrataKernelPieces.txt), so that `-j N`
+# and a compiler cache help; each is two lines naming the same instance macros the headers declare extern.
 include_guard(GLOBAL)
 
 function(strata_add_kernel_library name)
@@ -40,22 +40,9 @@ function(strata_add_kernel_library name)
     message(FATAL_ERROR "strata_add_kernel_library(${name}): one backend per library; call it once for "
                         "CUDA_ARCHITECTURES and once for HIP_ARCHITECTURES")
   endif()
-  # operator | stem | header | instance macros (a variable of the function: the caller's directory does
-  # not see variables of the directory that included this file)
-  set(pieces
-    "gemm|gemm_f32|strata/gemm.hpp|STRATA_GEMM_F32_INSTANCES()"
-    "gemm|gemm_f16|strata/gemm.hpp|STRATA_GEMM_F16_INSTANCES()"
-    "gemm|gemm_bf16|strata/gemm.hpp|STRATA_GEMM_BF16_INSTANCES()"
-    "gemm|gemm_i8|strata/gemm.hpp|STRATA_GEMM_I8_INSTANCES()"
-    "gemm|gemm_fp8|strata/gemm.hpp|STRATA_GEMM_FP8_INSTANCES()"
-    "conv|conv_fprop|strata/conv.hpp|STRATA_CONV_FLOAT_INSTANCES(, fprop)"
-    "conv|conv_dgrad|strata/conv.hpp|STRATA_CONV_FLOAT_INSTANCES(, dgrad)"
-    "conv|conv_wgrad|strata/conv.hpp|STRATA_CONV_FLOAT_INSTANCES(, wgrad)"
-    "conv|conv_i8|strata/conv.hpp|STRATA_CONV_I8_INSTANCES(, fprop) STRATA_CONV_I8_INSTANCES(, dgrad) STRATA_CONV_I8_INSTANCES(, wgrad)"
-    "attention|attention_forward|strata/attention.hpp|STRATA_ATTENTION_FORWARD_INSTANCE()"
-    "attention|attention_backward|strata/attention.hpp|STRATA_ATTENTION_BACKWARD_INSTANCE()"
-    "attention|attention_decode|strata/attention.hpp|STRATA_ATTENTION_DECODE_INSTANCE()"
-    "embedding|embedding|strata/embedding.hpp|STRATA_EMBEDDING_FORWARD_INSTANCES() STRATA_EMBEDDING_BACKWARD_INSTANCES()")
+  # The pieces: one line each in StrataKernelPieces.txt, beside this file (setup.py of the PyTorch
+  # example reads the same table).
+  file(STRINGS ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/StrataKernelPieces.txt pieces REGEX "^[a-z]+\\|")
 
   get_property(languages GLOBAL PROPERTY ENABLED_LANGUAGES)
   if(arg_CUDA_ARCHITECTURES)
