@@ -9,22 +9,31 @@
 #                    torch has CUDA and CUDA_HOME is found, or STRATA_TORCH_CUDA=1 forces it
 #                    (STRATA_TORCH_CUDA=0 leaves it out). Architectures: TORCH_CUDA_ARCH_LIST
 #                    (sm80+; Strata's GEMM and attention need mma.sync).
+#
+# Both libraries link Strata's entries precompiled (kernel_pieces.py: the pieces of
+# strata_add_kernel_library, built in parallel by ninja; MAX_JOBS sets the width).
 import os
+import sys
 from pathlib import Path
 
 from setuptools import setup
 from torch.utils import cpp_extension
 
 here = Path(__file__).resolve().parent
+sys.path.insert(0, str(here))
+import kernel_pieces  # noqa: E402
+
 include = str(here.parent.parent / "include")
 # torch adds -std=c++17; the later -std=c++20 wins (g++ and nvcc take the last one).
 cxx_flags = ["-std=c++20", "-O2", "-fvisibility=hidden"]
+pieces = here / "build" / "strata_pieces"
 
 extensions = [
     cpp_extension.CppExtension(
         "strata_torch._strata_torch_cpu",
-        ["strata_ops.cpp"],
+        ["strata_ops.cpp"] + kernel_pieces.piece_sources(pieces / "cpu", "cpp"),
         include_dirs=[include],
+        define_macros=[kernel_pieces.DEFINE],
         extra_compile_args={"cxx": cxx_flags},
         libraries=["boost_context"],
         extra_link_args=["-pthread"],
@@ -38,8 +47,9 @@ if want_cuda == "1" or (want_cuda is None and torch.version.cuda and cpp_extensi
     extensions.append(
         cpp_extension.CUDAExtension(
             "strata_torch._strata_torch_cuda",
-            ["strata_ops_cuda.cu"],
+            ["strata_ops_cuda.cu"] + kernel_pieces.piece_sources(pieces / "cuda", "cu"),
             include_dirs=[include],
+            define_macros=[kernel_pieces.DEFINE],
             extra_compile_args={"cxx": cxx_flags, "nvcc": ["-std=c++20", "-O3", "--expt-relaxed-constexpr"]},
         )
     )

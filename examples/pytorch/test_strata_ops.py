@@ -37,11 +37,19 @@ if torch is None:
 def _build_in_place():
     from torch.utils import cpp_extension
 
-    flags = ["-std=c++20", "-O2", "-fvisibility=hidden"]
+    sys.path.insert(0, str(HERE))
+    import kernel_pieces
+
+    import tempfile
+
+    # The entries precompiled in parallel pieces, as setup.py builds them (kernel_pieces.py).
+    define = "-D%s=%s" % kernel_pieces.DEFINE
+    flags = ["-std=c++20", "-O2", "-fvisibility=hidden", define]
+    pieces = Path(tempfile.gettempdir()) / "strata_torch_pieces"
     inc = [str(ROOT / "include")]
     cpu = cpp_extension.load(
         name="_strata_torch_cpu",
-        sources=[str(HERE / "strata_ops.cpp")],
+        sources=[str(HERE / "strata_ops.cpp")] + kernel_pieces.piece_sources(pieces / "cpu", "cpp"),
         extra_include_paths=inc,
         extra_cflags=flags,
         extra_ldflags=["-lboost_context", "-pthread"],
@@ -52,10 +60,10 @@ def _build_in_place():
     if torch.cuda.is_available() and cpp_extension.CUDA_HOME:
         cpp_extension.load(
             name="_strata_torch_cuda",
-            sources=[str(HERE / "strata_ops_cuda.cu")],
+            sources=[str(HERE / "strata_ops_cuda.cu")] + kernel_pieces.piece_sources(pieces / "cuda", "cu"),
             extra_include_paths=inc,
             extra_cflags=flags,
-            extra_cuda_cflags=["-std=c++20", "-O3", "--expt-relaxed-constexpr"],
+            extra_cuda_cflags=["-std=c++20", "-O3", "--expt-relaxed-constexpr", define],
             is_python_module=False,
         )
         return True
