@@ -25,22 +25,26 @@
       strata::stream&, std::vector<strata::ops::gemm::group_entry<TA, TA, TD>>, strata::ops::gemm::layout,      \
       strata::ops::gemm::layout, strata::ops::gemm::layout, float, float, strata::workspace);
 
-/// Every pair, by input family (one library source each, so that they compile in parallel).
-#define STRATA_GEMM_F32_INSTANCES(prefix)               \
-  STRATA_GEMM_PAIR_INSTANCE(prefix, float, float)       \
-  STRATA_GEMM_GROUPED_INSTANCE(prefix, float, float)
+/// Every pair of the runtime-typed entry, by input family (one library source each, so that they
+/// compile in parallel; the runtime dispatch names all of them, so its users link all five).
+#define STRATA_GEMM_F32_INSTANCES(prefix) STRATA_GEMM_PAIR_INSTANCE(prefix, float, float)
 // f16 and bf16 inputs (T) write fp32, f16 or bf16.
-#define STRATA_GEMM_HALF_INSTANCES(prefix, T)                 \
-  STRATA_GEMM_PAIR_INSTANCE(prefix, T, float)                 \
-  STRATA_GEMM_PAIR_INSTANCE(prefix, T, strata::f16)           \
-  STRATA_GEMM_PAIR_INSTANCE(prefix, T, strata::bf16)          \
-  STRATA_GEMM_GROUPED_INSTANCE(prefix, T, float)              \
-  STRATA_GEMM_GROUPED_INSTANCE(prefix, T, strata::f16)        \
-  STRATA_GEMM_GROUPED_INSTANCE(prefix, T, strata::bf16)
+#define STRATA_GEMM_HALF_INSTANCES(prefix, T)        \
+  STRATA_GEMM_PAIR_INSTANCE(prefix, T, float)        \
+  STRATA_GEMM_PAIR_INSTANCE(prefix, T, strata::f16)  \
+  STRATA_GEMM_PAIR_INSTANCE(prefix, T, strata::bf16)
 #define STRATA_GEMM_F16_INSTANCES(prefix) STRATA_GEMM_HALF_INSTANCES(prefix, strata::f16)
 #define STRATA_GEMM_BF16_INSTANCES(prefix) STRATA_GEMM_HALF_INSTANCES(prefix, strata::bf16)
-#define STRATA_GEMM_I8_INSTANCES(prefix)                         \
-  STRATA_GEMM_PAIR_INSTANCE(prefix, std::int8_t, std::int32_t)   \
+#define STRATA_GEMM_I8_INSTANCES(prefix) STRATA_GEMM_PAIR_INSTANCE(prefix, std::int8_t, std::int32_t)
+// The grouped entry's pairs (a piece of their own: a user of strata::gemm alone does not compile them).
+#define STRATA_GEMM_GROUPED_INSTANCES(prefix)                           \
+  STRATA_GEMM_GROUPED_INSTANCE(prefix, float, float)                    \
+  STRATA_GEMM_GROUPED_INSTANCE(prefix, strata::f16, float)              \
+  STRATA_GEMM_GROUPED_INSTANCE(prefix, strata::f16, strata::f16)        \
+  STRATA_GEMM_GROUPED_INSTANCE(prefix, strata::f16, strata::bf16)       \
+  STRATA_GEMM_GROUPED_INSTANCE(prefix, strata::bf16, float)             \
+  STRATA_GEMM_GROUPED_INSTANCE(prefix, strata::bf16, strata::f16)       \
+  STRATA_GEMM_GROUPED_INSTANCE(prefix, strata::bf16, strata::bf16)      \
   STRATA_GEMM_GROUPED_INSTANCE(prefix, std::int8_t, std::int32_t)
 // fp8 on a platform without fp8 units instantiates only the entry's strata::unsupported error.
 #define STRATA_GEMM_FP8_INSTANCES(prefix)                          \
@@ -53,4 +57,5 @@ STRATA_GEMM_F16_INSTANCES(extern)
 STRATA_GEMM_BF16_INSTANCES(extern)
 STRATA_GEMM_I8_INSTANCES(extern)
 STRATA_GEMM_FP8_INSTANCES(extern)
+STRATA_GEMM_GROUPED_INSTANCES(extern)
 #endif
