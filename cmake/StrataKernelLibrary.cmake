@@ -8,11 +8,13 @@
 #   strata_add_kernel_library(<name>
 #       [CUDA_ARCHITECTURES <arch>...]                  # a CUDA library for these targets, e.g. 90a
 #       [HIP_ARCHITECTURES <arch>...]                   # a HIP library for these targets, e.g. gfx942
+#                                                       # (CMake's HIP language, or hipcc as CMAKE_CXX_COMPILER)
 #       [OPERATORS <gemm|conv|attention|embedding>...]  # default: all four
 #       [CUDA_FP8 ON|OFF])                              # fp8 GEMM (STRATA_GEMM_FP8); default ON when every
 #                                                       # CUDA architecture is 90a or newer
 # With neither architecture list the library is for the host emulator (it links strata::host). The
-# caller enables the CUDA or HIP language first (enable_language may not run inside a function).
+# caller enables the CUDA or HIP language first (enable_language may not run inside a function), or
+# builds with hipcc as its C++ compiler.
 #
 # Files that link <name> see STRATA_PRECOMPILED_ENTRIES=1, under which the operator headers declare the
 # library's instances `extern` (strata/ops/<op>/precompiled.hpp): a file calling strata::gemm compiles
@@ -49,8 +51,17 @@ function(strata_add_kernel_library name)
     set(backend CUDA)
     set(ext cu)
   elseif(arg_HIP_ARCHITECTURES)
-    set(backend HIP)
-    set(ext hip)
+    # CMake's HIP language where it is enabled; else hipcc as the C++ compiler (CMake before 3.28 cannot
+    # find Debian's and Ubuntu's ROCm layout, StrataComponents.cmake), compiling .cpp sources.
+    _strata_hip_compiler(hip_kind hip_version)
+    if(hip_kind STREQUAL "CXX")
+      set(backend CXX)
+      set(ext cpp)
+      set(hip_as_cxx ON)
+    else()
+      set(backend HIP)
+      set(ext hip)
+    endif()
   else()
     set(backend CXX)
     set(ext cpp)
@@ -110,6 +121,11 @@ function(strata_add_kernel_library name)
     set_target_properties(${name} PROPERTIES HIP_ARCHITECTURES "${arg_HIP_ARCHITECTURES}")
     target_link_libraries(${name} PUBLIC strata::strata)
     target_compile_features(${name} PUBLIC hip_std_20)
+  elseif(hip_as_cxx)
+    list(TRANSFORM arg_HIP_ARCHITECTURES PREPEND "--offload-arch=" OUTPUT_VARIABLE offload)
+    target_compile_options(${name} PRIVATE ${offload})
+    target_link_libraries(${name} PUBLIC strata::strata)
+    target_compile_features(${name} PUBLIC cxx_std_20)
   else()
     target_link_libraries(${name} PUBLIC strata::host)
   endif()
