@@ -168,6 +168,21 @@ TEST_CASE("gemm: outputs aliasing inputs", "[bad-input][gemm]") {
   sg::matrix ab{t.ba.data(), 4, 4, 4, layout::row_major, dtype::f32, 16}, bb{t.bb.data(), 4, 4, 4, layout::row_major, dtype::f32, 0};
   w = expect_error<strata::invalid_argument>(t.call(ab, bb, db, db, {.batch = 2}), G, "d");
   CHECK_THAT(w, Contains("batch_stride is 0"));
+  // The bias and the fp8 scales are read while D is written: over D, or off float alignment, is refused.
+  w = expect_error<strata::invalid_argument>(t.call(t.a, t.b, t.d, t.d, {.bias = t.bd.data() + 60}), G, "options.bias");
+  CHECK_THAT(w, Contains("overlaps d"));
+  w = expect_error<strata::invalid_argument>(
+      t.call(t.a, t.b, t.d, t.d, {.bias = static_cast<const float*>(offset(t.bw.data(), 2))}), G, "options.bias");
+  CHECK_THAT(w, Contains("not aligned to a float"));
+  REQUIRE_NOTHROW(t.call(t.a, t.b, t.d, t.d, {.bias = t.bw.data()})());
+  const sg::matrix a8{t.ba.data(), 8, 8, 8, layout::row_major, dtype::e4m3}, b8{t.bb.data(), 8, 8, 8, layout::row_major, dtype::e4m3},
+      d8{t.bd.data(), 8, 8, 8, layout::row_major, dtype::bf16};
+  w = expect_error<strata::invalid_argument>(t.call(a8, b8, d8, d8, {.a_scale = t.bd.data() + 4}), G, "options.a_scale");
+  CHECK_THAT(w, Contains("overlaps d"));
+  w = expect_error<strata::invalid_argument>(
+      t.call(a8, b8, d8, d8, {.b_scale = t.bd.data() + 24, .b_scale_per_col = true}), G, "options.b_scale");
+  CHECK_THAT(w, Contains("overlaps d"));
+  REQUIRE_NOTHROW(t.call(a8, b8, d8, d8, {.a_scale = t.bw.data(), .b_scale = t.bw.data() + 1})());
   // Inputs may share memory (A == B, or batch_stride 0 to broadcast B).
   REQUIRE_NOTHROW(t.call(t.a, t.a, t.d, t.d)());
   db.batch_stride = 16;
@@ -272,6 +287,24 @@ TEST_CASE("attention: outputs aliasing inputs", "[bad-input][attention]") {
   o.data = static_cast<char*>(t.q.data) + 16 * A::element_bytes(t.q.type);
   o.seqlen = t.q.seqlen;
   expect_error<strata::invalid_argument>(t.fwd(t.q, t.k, t.v, o), AF, "o");
+}
+
+TEST_CASE("attention: the log-sum-exp output is checked like the other outputs", "[bad-input][attention]") {
+  attn_setup t;
+  // Over o (it changed 96 of O's elements before this check), over an input, misaligned; through both
+  // forward entries. Its own buffer runs.
+  for (float* lse : {static_cast<float*>(t.o.data) + 40, static_cast<float*>(t.k.data)}) {
+    expect_error<strata::invalid_argument>(t.fwd(t.q, t.k, t.v, t.o, {.lse = lse}), AF, "options.lse");
+    expect_error<strata::invalid_argument>([&] { strata::attention<host>(t.s, t.q, t.k, t.v, t.o, {.lse = lse}); }, AF,
+                                           "options.lse");
+  }
+  const auto w = expect_error<strata::invalid_argument>(
+      t.fwd(t.q, t.k, t.v, t.o, {.lse = static_cast<float*>(offset(t.blse.data(), 2))}), AF, "options.lse");
+  CHECK_THAT(w, Contains("not aligned to a float"));
+  const auto w2 = expect_error<strata::invalid_argument>(t.fwd(t.q, t.k, t.v, t.o, {.lse = static_cast<float*>(t.o.data)}), AF,
+                                                         "options.lse");
+  CHECK_THAT(w2, Contains("overlaps o"));
+  CHECK_NOTHROW(t.fwd(t.q, t.k, t.v, t.o, {.lse = t.blse.data()})());
 }
 
 TEST_CASE("attention: sizes past 2^31 (validation only)", "[bad-input][attention]") {
@@ -445,6 +478,11 @@ TEST_CASE("attention_backward: bad inputs", "[bad-input][attention]") {
   dk_over_dq.data = dq.data;
   const auto w2 = expect_error<strata::invalid_argument>(call(dq, dk_over_dq, opt, ws), AB, "dk");
   CHECK_THAT(w2, Contains("overlaps dq"));
+  // The forward's log-sum-exp is an input here: a gradient over it is refused too.
+  A::options lse_in_dq = opt;
+  lse_in_dq.lse = static_cast<float*>(dq.data);
+  const auto w3 = expect_error<strata::invalid_argument>(call(dq, dk, lse_in_dq, ws), AB, "dq");
+  CHECK_THAT(w3, Contains("overlaps options.lse"));
   CHECK_NOTHROW(call(dq, dk, opt, ws)());  // the same call with separate buffers runs
 }
 

@@ -158,6 +158,31 @@ inline void check_outputs(const std::string& op, std::initializer_list<named_ten
   }
 }
 
+/// options.lse as a tensor (fp32, index b * H * SQ + h * SQ + row), so that the aliasing checks see it:
+/// nothing when absent or packed (cu_seqlens: the descriptors overestimate the rows, check_outputs).
+inline tensor lse_tensor(const tensor& q, const options& opt) {
+  if (!opt.lse || opt.cu_seqlens_q) return {};
+  return {opt.lse, dtype::fp32, q.batch, q.seqlen, q.heads, 1, static_cast<long long>(q.heads) * q.seqlen, 1, q.seqlen};
+}
+
+/// The forward's outputs (o, and options.lse when given) against its inputs; o may be q exactly.
+inline void check_forward_outputs(const std::string& op, const tensor& q, const tensor& k, const tensor& v, const tensor& o,
+                                  const options& opt) {
+  if (opt.cu_seqlens_q) return;
+  const tensor lse = lse_tensor(q, opt);
+  check_outputs(op, {{"o", &o}, {"options.lse", &lse}}, {{"q", &q}, {"k", &k}, {"v", &v}}, &q);
+}
+
+/// The backward's outputs against every input, the forward's log-sum-exp (options.lse) included.
+inline void check_backward_outputs(const std::string& op, const tensor& q, const tensor& k, const tensor& v,
+                                   const tensor& o, const tensor& dout, const tensor& dq, const tensor& dk,
+                                   const tensor& dv, const options& opt) {
+  if (opt.cu_seqlens_q) return;
+  const tensor lse = lse_tensor(q, opt);
+  check_outputs(op, {{"dq", &dq}, {"dk", &dk}, {"dv", &dv}},
+                {{"q", &q}, {"k", &k}, {"v", &v}, {"o", &o}, {"dout", &dout}, {"options.lse", &lse}});
+}
+
 inline void validate(const std::string& op, const tensor& q, const tensor& k, const tensor& v, const tensor& o,
                      const options& opt, bool paged) {
   check_tensor(op, "q", q);
@@ -204,6 +229,8 @@ inline void validate(const std::string& op, const tensor& q, const tensor& k, co
     throw invalid_argument(op, "options.dropout_p", "must be in [0, 1)");
   if (opt.cu_seqlens_q && opt.lse && opt.total_q <= 0)
     throw invalid_argument(op, "options.total_q", "must be the packed row count when lse is requested with cu_seqlens");
+  if (reinterpret_cast<std::uintptr_t>(opt.lse) % alignof(float) != 0)
+    throw invalid_argument(op, "options.lse", "is not aligned to a float (4 bytes)");
 }
 
 inline forward_params base_params(const tensor& q, const tensor& k, const tensor& v, const tensor& o, const options& opt) {
@@ -284,9 +311,7 @@ void attention(stream& s, const attn::tensor& q, const attn::tensor& k, const at
   const std::string op = "strata::attention";
   A::detail::validate(op, q, k, v, o, opt, false);
   const A::detail::forward_params fp = A::detail::base_params(q, k, v, o, opt);
-  const auto aliasing = [&] {
-    if (!opt.cu_seqlens_q) A::detail::check_outputs(op, {{"o", &o}}, {{"q", &q}, {"k", &k}, {"v", &v}}, &q);
-  };
+  const auto aliasing = [&] { A::detail::check_forward_outputs(op, q, k, v, o, opt); };
   A::detail::with_forward_dtype(q.type, [&](auto e) {
     A::detail::with_dims(q.dim, v.dim, [&](auto d, auto dv) {
       A::detail::launch_forward<decltype(e), decltype(d)::value, decltype(dv)::value, Target>(s, op, fp, score_mod, mask_mod,
@@ -307,9 +332,8 @@ void run(stream& s, const tensor& q, const tensor& k, const tensor& v, const ten
   const dtype want = detail::dtype_of<Elem>();
   if (q.type != want) throw invalid_argument(op, "q", std::string("has dtype ") + to_string(q.type) + " but this entry is " + to_string(want));
   if (q.dim != D || v.dim != Dv) throw invalid_argument(op, "q", "head dims do not match this entry's " + detail::num(D) + "/" + detail::num(Dv));
-  detail::launch_forward<Elem, D, Dv, Target>(s, op, detail::base_params(q, k, v, o, opt), score_mod, mask_mod, [&] {
-    if (!opt.cu_seqlens_q) detail::check_outputs(op, {{"o", &o}}, {{"q", &q}, {"k", &k}, {"v", &v}}, &q);
-  });
+  detail::launch_forward<Elem, D, Dv, Target>(s, op, detail::base_params(q, k, v, o, opt), score_mod, mask_mod,
+                                              [&] { detail::check_forward_outputs(op, q, k, v, o, opt); });
 }
 }  // namespace attn
 
@@ -563,11 +587,7 @@ void attention_backward(stream& s, const attn::tensor& q, const attn::tensor& k,
   namespace A = strata::attn;
   const std::string op = "strata::attention_backward";
   const A::detail::backward_params bp = A::detail::prepare_backward<Target>(op, q, k, v, o, dout, dq, dk, dv, opt, ws);
-  const auto aliasing = [&] {
-    if (!opt.cu_seqlens_q)
-      A::detail::check_outputs(op, {{"dq", &dq}, {"dk", &dk}, {"dv", &dv}},
-                               {{"q", &q}, {"k", &k}, {"v", &v}, {"o", &o}, {"dout", &dout}});
-  };
+  const auto aliasing = [&] { A::detail::check_backward_outputs(op, q, k, v, o, dout, dq, dk, dv, opt); };
   A::detail::with_dtype(q.type, [&](auto e) {
     using Elem = std::remove_cvref_t<decltype(e)>;
     A::detail::with_dims(q.dim, v.dim, [&](auto d, auto dvv) {
@@ -588,11 +608,8 @@ void run_backward(stream& s, const tensor& q, const tensor& k, const tensor& v, 
   const dtype want = detail::dtype_of<Elem>();
   if (q.type != want) throw invalid_argument(op, "q", std::string("has dtype ") + to_string(q.type) + " but this entry is " + to_string(want));
   if (q.dim != D || v.dim != Dv) throw invalid_argument(op, "q", "head dims do not match this entry's " + detail::num(D) + "/" + detail::num(Dv));
-  detail::launch_backward<Elem, D, Dv, Target>(s, op, bp, score_mod, mask_mod, [&] {
-    if (!opt.cu_seqlens_q)
-      detail::check_outputs(op, {{"dq", &dq}, {"dk", &dk}, {"dv", &dv}},
-                            {{"q", &q}, {"k", &k}, {"v", &v}, {"o", &o}, {"dout", &dout}});
-  });
+  detail::launch_backward<Elem, D, Dv, Target>(s, op, bp, score_mod, mask_mod,
+                                               [&] { detail::check_backward_outputs(op, q, k, v, o, dout, dq, dk, dv, opt); });
 }
 }  // namespace attn
 

@@ -18,7 +18,8 @@
 // combination, 1 <= batch <= 65535 with batch strides that do not overlap (D's batch entries may not
 // share elements: batch_stride 0 is only for inputs), non-null pointers where elements exist,
 // elements aligned to their size, bias length n, D's memory range disjoint from A's and B's (C may
-// alias D only exactly: same pointer, ld, layout and batch stride), options.work 16-byte aligned,
+// alias D only exactly: same pointer, ld, layout and batch stride) and from the bias and fp8 scales
+// (which must be float-aligned), options.work 16-byte aligned,
 // fp8 scales only with fp8 inputs, and an output tile count that fits one grid. A combination the
 // build's target has no units for (fp8 without fp8 MMA) is strata::unsupported naming the operator.
 //
@@ -300,6 +301,15 @@ inline void check_aliasing(const matrix& a, const matrix& b, const matrix& c, co
   const bool same = c.data == d.data && c.ld == d.ld && c.order == d.order && (o.batch == 1 || c.batch_stride == d.batch_stride);
   if (o.beta != 0.f && !same && rd.overlaps(range_of(c, o.batch)))
     bad("c", "partly overlaps d (C may alias D only exactly: same pointer, ld, layout and batch stride)");
+  // The float inputs of the epilogue are read while D is written: none may share a byte with D.
+  const auto floats = [](const float* p, long long count) {
+    const auto first = reinterpret_cast<std::uintptr_t>(p);
+    return p ? byte_range{first, first + std::uintptr_t(count) * sizeof(float)} : byte_range{};
+  };
+  const int m = d.rows, n = d.cols;
+  if (rd.overlaps(floats(o.bias, n))) bad("options.bias", "overlaps d (the bias is read while D is written)");
+  if (rd.overlaps(floats(o.a_scale, o.a_scale_per_row ? m : 1))) bad("options.a_scale", "overlaps d (the scales are read while D is written)");
+  if (rd.overlaps(floats(o.b_scale, o.b_scale_per_col ? n : 1))) bad("options.b_scale", "overlaps d (the scales are read while D is written)");
   if (uses_work && reinterpret_cast<std::uintptr_t>(o.work.data) % 16 != 0) bad("options.work", "must be 16-byte aligned");
 }
 
@@ -443,6 +453,7 @@ inline void check_arguments(const matrix& a, const matrix& b, const matrix& c, c
       bad(name, std::string("applies to fp8 (e4m3 / e5m2) inputs only; A and B are ") + to_string(a.type));
     if (reinterpret_cast<std::uintptr_t>(ptr) % alignof(float) != 0) bad(name, "is not aligned to a float (4 bytes)");
   }
+  if (reinterpret_cast<std::uintptr_t>(o.bias) % alignof(float) != 0) bad("options.bias", "is not aligned to a float (4 bytes)");
   if (o.a_scale_per_row && !o.a_scale) bad("options.a_scale_per_row", "is set, but options.a_scale is a null pointer");
   if (o.b_scale_per_col && !o.b_scale) bad("options.b_scale_per_col", "is set, but options.b_scale is a null pointer");
 }
