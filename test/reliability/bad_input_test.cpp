@@ -431,8 +431,15 @@ TEST_CASE("attention_decode: bad inputs", "[bad-input][attention]") {
   dec.k_new = A::bshd(t.bk.data(), A::dtype::bf16, 1, 1, 1, 32);
   dec.v_new = A::bshd(t.bv.data(), A::dtype::bf16, 1, 1, 1, 32);
   expect_error<strata::invalid_argument>(call(q1, t.k, t.v, o1, dec, {}), AD, "decode.k_new");
-  // Unsupported head dim.
+  // Outputs over inputs: o over the cache, the log-sum-exp over o.
   dec.k_new = dec.v_new = {};
+  auto o_over_k = o1;
+  o_over_k.data = t.k.data;
+  expect_error<strata::invalid_argument>(call(q1, t.k, t.v, o_over_k, dec, {}), AD, "o");
+  expect_error<strata::invalid_argument>(
+      [&] { strata::attention_decode<host>(t.s, q1, t.k, t.v, o1, dec, {.lse = static_cast<float*>(o1.data)}, {}); }, AD,
+      "options.lse");
+  // Unsupported head dim.
   const auto q48 = A::bshd(t.bq.data(), A::dtype::fp32, 1, 1, 2, 48), k48 = A::bshd(t.bk.data(), A::dtype::fp32, 1, 8, 1, 48);
   const auto v48 = A::bshd(t.bv.data(), A::dtype::fp32, 1, 8, 1, 48), o48 = A::bshd(t.bo.data(), A::dtype::fp32, 1, 1, 2, 48);
   w = expect_error<strata::invalid_argument>(call(q48, k48, v48, o48, dec, {}), AD, "q");

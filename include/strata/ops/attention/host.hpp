@@ -407,6 +407,13 @@ void attention_decode(stream& s, const attn::tensor& q, const attn::tensor& k_ca
   if (splits > 1 && (!ws.data || reinterpret_cast<std::uintptr_t>(ws.data) % 16 != 0))
     throw invalid_argument(op, "workspace", "must be a non-null, 16-byte aligned pointer (split-KV partials are fp32 rows)");
 
+  // The outputs (o, options.lse) share no memory with the inputs nor each other; o may be q exactly.
+  const attn::tensor lse = A::detail::lse_tensor(q, opt);
+  A::detail::check_outputs(op, {{"o", &o}, {"options.lse", &lse}},
+                           {{"q", &q}, {"k_cache", &k_cache}, {"v_cache", &v_cache}, {"decode.k_new", &dec.k_new},
+                            {"decode.v_new", &dec.v_new}},
+                           &q);
+
   A::detail::forward_params fp = A::detail::base_params(q, k_cache, v_cache, o, opt);
   fp.used_k = dec.cache_seqlens;
   fp.k_extra = s_new;
