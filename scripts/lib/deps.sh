@@ -9,6 +9,7 @@
 #       cxx: exports CXX when the default g++ is older than 12 but a newer g++-N is installed.
 #   strata_note_optional benchmark  prints a note when Google Benchmark (optional) is missing.
 #   strata_jobs                     number of CPUs, for -j.
+#   strata_sass_tools <checkout>   installs cuobjdump (PyPI) into build/sass-tools for the sass tests.
 #
 # STRATA_SKIP_DEPS=1 skips the checks (for toolchains in non-standard places, found by CMake itself).
 
@@ -150,4 +151,31 @@ strata_note_optional() {
   [[ ${STRATA_SKIP_DEPS:-0} == 1 ]] && return 0
   strata_check "$item" ||
     strata_say "optional: $what needs $(strata_package_for "$item") (sudo apt-get install -y $(strata_package_for "$item"))"
+}
+
+# The SASS tools of the `sass` tests (test/sass, tools/sass): cuobjdump and the nvdisasm it runs, from
+# NVIDIA's PyPI wheels, in a virtual environment under build/ (never the user's Python). Only where nvcc is installed (without
+# it the sass tests skip anyway) and cuobjdump is not already on the PATH. A failure is a note, not
+# an error: the sass tests then skip, saying what to install. Needs python3 with venv (Debian:
+# python3-venv, installed here when running as root).
+strata_sass_tools() {
+  local root=$1 venv=$1/build/sass-tools
+  command -v nvcc >/dev/null || [[ -x /usr/local/cuda/bin/nvcc ]] || return 0
+  command -v cuobjdump >/dev/null && return 0
+  compgen -G "$venv/lib/python3*/site-packages/nvidia/cu*/bin/nvdisasm" >/dev/null && return 0
+  if ! python3 -c 'import venv, ensurepip' 2>/dev/null; then
+    if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
+      apt-get install -y -qq --no-install-recommends python3-venv >/dev/null 2>&1 ||
+        (apt-get update -qq && apt-get install -y -qq --no-install-recommends python3-venv >/dev/null 2>&1) || true
+    fi
+    if ! python3 -c 'import venv, ensurepip' 2>/dev/null; then
+      strata_say "note: the sass tests will skip: they need python3 with venv (sudo apt-get install python3-venv)"
+      return 0
+    fi
+  fi
+  strata_say "installing cuobjdump and nvdisasm for the sass tests (pip: nvidia-cuda-cuobjdump, nvidia-cuda-nvdisasm) into $venv"
+  if ! { python3 -m venv "$venv" && "$venv/bin/pip" install -q --disable-pip-version-check 'nvidia-cuda-cuobjdump>=13,<14' 'nvidia-cuda-nvdisasm>=13,<14'; } >&2; then
+    strata_say "note: could not install nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm from PyPI; the sass tests will skip"
+    rm -rf "$venv"
+  fi
 }
