@@ -76,6 +76,10 @@ STRATA_HOST_DEVICE STRATA_FORCEINLINE void cp_async(Ctx& ctx, void* dst, const v
                  "multiples of " + std::to_string(Bytes));
     if (src_bytes < 0 || src_bytes > Bytes)
       kernel_bug(t, "cp.async: src-size " + std::to_string(src_bytes) + " is outside 0.." + std::to_string(Bytes));
+    // Shared-memory statistics: the write into shared memory, a Bytes-wide store at issue
+    // (emulator/statistics.hpp); the poison and the landing are the atom's own accesses.
+    count_cp_async_write(t, d, Bytes);
+    auto counted = enter_counted_atom(t);
     std::memset(d, 0xFF, Bytes);  // poison until the wait that covers it
     if (src_bytes > 0) t.async_pending.push_back({d, src, static_cast<std::size_t>(src_bytes)});
     if (src_bytes < Bytes) t.async_pending.push_back({d + src_bytes, nullptr, static_cast<std::size_t>(Bytes - src_bytes)});

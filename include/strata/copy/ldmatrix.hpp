@@ -120,8 +120,16 @@ struct ldmatrix {
       if (reinterpret_cast<std::uintptr_t>(row) % 16 != 0)
         kernel_bug(t, "ldmatrix: lane " + std::to_string(t.lane) + "'s row address is not 16-byte aligned");
     }
+    // Shared-memory statistics: one warp request (emulator/statistics.hpp), counted where every lane's
+    // row address is at hand; the gather's own reads below are the atom's, not plain loads.
+    auto counted = enter_counted_atom(t);
     lane_io io{row, &out};
-    ctx.warp().gather(Trans ? "ldmatrix.trans" : "ldmatrix", &io, [](void* const* all, int lanes) {
+    ctx.warp().gather(Trans ? "ldmatrix.trans" : "ldmatrix", &io, [&t](void* const* all, int lanes) {
+      if (counting_shared(t)) {
+        const void* rows[address_lanes];
+        for (int l = 0; l < address_lanes; ++l) rows[l] = static_cast<lane_io*>(all[l])->row;
+        count_ldmatrix(t, rows, Num);
+      }
       for (int l = 0; l < lanes; ++l) {
         fragment& f = *static_cast<lane_io*>(all[l])->out;
         for (int r = 0; r < Num; ++r) {

@@ -5,3 +5,4 @@
 #include "strata/emulator/context.hpp"
 #include "strata/emulator/launch.hpp"
 #include "strata/emulator/options.hpp"
+#include "strata/emulator/statistics.hpp"

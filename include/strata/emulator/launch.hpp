@@ -19,6 +19,7 @@
 #include "strata/emulator/detail/pool.hpp"
 #include "strata/emulator/detail/scheduler.hpp"
 #include "strata/emulator/options.hpp"
+#include "strata/emulator/statistics.hpp"
 #include "strata/hierarchy/kernel.hpp"
 #include "strata/runtime/detail/kernel_launch.hpp"
 #include "strata/runtime/launch_shape.hpp"
@@ -95,6 +96,7 @@ inline void setup_unit(worker& w, const launch_info& L, long long unit, std::siz
         ws.arrived = 0;
         ws.parity = 0;
         ws.sync_epoch = 0;
+        reset_counting(ws, u.traffic, b.smem, L.shared_total, L.warp_size);
       }
       for (int i = 0; i < nt; ++i) {
         gpu_thread& t = *w.fibers[static_cast<std::size_t>(ub) * nt + i];
@@ -133,6 +135,26 @@ inline std::vector<int> shuffled_placement(const arch::chiplet_topology& t, long
   return chiplet;
 }
 
+/// The launch's record for a statistics_recorder: the workers' counts summed.
+inline launch_statistics statistics_of(const launch_info& L, const std::vector<traffic_counts>& per_worker) {
+  launch_statistics s;
+  s.kernel = L.kernel;
+  s.target = L.target;
+  s.blocks = L.blocks;
+  s.threads_per_block = L.threads_per_block;
+  s.warp_size = L.warp_size;
+  s.warps_per_block = L.warps_per_block;
+  long long uncounted = 0;
+  for (const traffic_counts& c : per_worker) {
+    for (int k = 0; k < shared_access_kinds; ++k) s.shared.by_kind[k] += c.by_kind[k];
+    uncounted += c.uncounted;
+    s.shared.unpaired += c.unpaired;
+  }
+  // Only the race-check build's compiler reports plain loads and stores; elsewhere they are unseen.
+  if (STRATA_RACE_CHECK) s.shared.uncounted = uncounted;
+  return s;
+}
+
 /// The most threads a cooperative grid may have on the emulator: every one is a live fiber with its own
 /// stack mapping, and Linux allows about 65k mappings per process.
 inline constexpr long long max_cooperative_threads = 16384;
@@ -165,6 +187,8 @@ void launch(const options& opt, const launch_shape& shape, const Kernel& kernel,
   L.chiplets = Target::chiplets;
   L.cooperative = shape.cooperative;
   L.race_check = opt.race_check;
+  statistics_recorder* const recorder = statistics_recorder::current();
+  L.count_shared = recorder != nullptr;
 #if !(defined(STRATA_RACE_CHECK) && STRATA_RACE_CHECK)
   if (opt.race_check)
     throw invalid_argument("strata::launch(" + L.kernel + ")", "options.race_check",
@@ -191,14 +215,19 @@ void launch(const options& opt, const launch_shape& shape, const Kernel& kernel,
   const int workers = static_cast<int>(std::min<long long>(opt.resolved_workers(), units));
   const std::size_t stack = opt.resolved_stack_bytes();
 
+  // Shared-memory traffic, counted per worker and summed at the end: sums of per-block counts, so
+  // the same for any worker count and schedule.
+  std::vector<detail::traffic_counts> traffic(L.count_shared ? static_cast<std::size_t>(workers) : 0);
+
   std::atomic<long long> next{0};
   std::atomic<bool> failed{false};
   std::exception_ptr first_error;
   long long first_error_unit = -1;
   std::mutex error_mutex;
 
-  detail::worker_pool::instance().run(workers, [&](int) {
+  detail::worker_pool::instance().run(workers, [&](int id) {
     detail::worker& w = detail::worker::local();
+    w.unit.traffic = L.count_shared ? &traffic[static_cast<std::size_t>(id)] : nullptr;
     for (;;) {
       if (failed.load(std::memory_order_relaxed)) return;
       const long long c = next.fetch_add(1, std::memory_order_relaxed);
@@ -220,6 +249,7 @@ void launch(const options& opt, const launch_shape& shape, const Kernel& kernel,
     }
   });
   if (first_error) std::rethrow_exception(first_error);
+  if (recorder) recorder->record(detail::statistics_of(L, traffic));
 }
 
 }  // namespace strata::emulator

@@ -15,9 +15,12 @@
 // Loads and stores are plain per-lane loads at the positions the atom's a_coord / b_coord /
 // c_coord give (ldmatrix and LDS transposes belong to copy/). Elements outside the matrix read as
 // zero and are not stored, so tiles may overhang the matrix edges on every side (partial tiles).
-// The same code runs on the emulator, on sm80+ and on CDNA: only the atom changes.
+// The same code runs on the emulator, on sm80+ and on CDNA: only the atom changes. On the emulator,
+// accesses to the block's shared memory are counted for the launch statistics (count_fragment below,
+// emulator/statistics.hpp); the GPU path has no trace of it.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <type_traits>
 
@@ -101,6 +104,13 @@ struct warp_tile {
   STRATA_HOST_DEVICE static void load_a(Ctx& ctx, a_fragments& a, const matrix_ref<T>& A, int m0, int k0) {
     static_assert(std::is_same_v<std::remove_cv_t<T>, typename Atom::a_type>, "warp_tile::load_a: A's element type must be the atom's a_type");
     const int lane = ctx.lane().index();
+    if constexpr (Ctx::emulated)
+      if (counting_shared(ctx.emulated_thread()))
+        for (int i = 0; i < atoms_m; ++i)
+          for (int kk = 0; kk < atoms_k; ++kk)
+            count_fragment<Edges>(ctx, false, A, m0 + i * Atom::M, k0 + kk * Atom::K, Atom::a_values,
+                                  [](int l, int v) { return Atom::a_coord(l, v); });
+    [[maybe_unused]] auto counted = counted_scope(ctx);
     STRATA_UNROLL
     for (int i = 0; i < atoms_m; ++i)
       STRATA_UNROLL
@@ -119,6 +129,13 @@ struct warp_tile {
   STRATA_HOST_DEVICE static void load_b(Ctx& ctx, b_fragments& b, const matrix_ref<T>& B, int k0, int n0) {
     static_assert(std::is_same_v<std::remove_cv_t<T>, typename Atom::b_type>, "warp_tile::load_b: B's element type must be the atom's b_type");
     const int lane = ctx.lane().index();
+    if constexpr (Ctx::emulated)
+      if (counting_shared(ctx.emulated_thread()))
+        for (int kk = 0; kk < atoms_k; ++kk)
+          for (int j = 0; j < atoms_n; ++j)
+            count_fragment<Edges>(ctx, false, B, k0 + kk * Atom::K, n0 + j * Atom::N, Atom::b_values,
+                                  [](int l, int v) { return Atom::b_coord(l, v); });
+    [[maybe_unused]] auto counted = counted_scope(ctx);
     STRATA_UNROLL
     for (int kk = 0; kk < atoms_k; ++kk)
       STRATA_UNROLL
@@ -163,6 +180,58 @@ struct warp_tile {
                                             std::to_string(M.rows) + " x " + std::to_string(M.cols) + " matrix");
   }
 
+  /// Emulator only, while the launch counts: counts one fragment's accesses to M (values 0 .. n-1 at (row0, col0) + coord(lane,
+  /// v)) for the launch's shared-memory statistics, if M lies in the block's shared memory (global
+  /// memory is not counted). Each lane's k-th call becomes part of warp request k (emulator/detail/
+  /// wavefronts.hpp). What a GPU compiler issues is ASSUMED, as the attention review read it in nvcc's
+  /// SASS (sm_80/sm_90a, 2026): values 2i and 2i+1 become ONE access of twice the element width (two
+  /// bf16 of one 32-bit register: LDS.32; two fp32 accumulators: STS.64) when, in lane 0, they are
+  /// neighbours along M's contiguous dimension, the pair is at most 8 bytes, and lane 0's first element
+  /// and M's row stride are aligned to the pair; otherwise each value is its own access (LDS.U16 for a
+  /// bf16 B fragment read along K from a row-major tile). The decision is taken once for the warp (from
+  /// lane 0), as the compiler takes it once for all lanes. A value outside M (zero-filled, or not
+  /// stored) leaves its lane out of the request; a pair is in when either of its values is.
+  template <edges Edges, class Ctx, class T, class CoordOf>
+  static void count_fragment(Ctx& ctx, bool store, const matrix_ref<T>& M, int row0, int col0, int n, CoordOf coord_of) {
+    auto& t = ctx.emulated_thread();
+    if (!in_shared(t, M.data)) return;
+    const int lane = ctx.lane().index();
+    constexpr int bytes = static_cast<int>(sizeof(T));
+    auto place = [&](int l, int v, bool& active) {
+      const coord x = coord_of(l, v);
+      const int r = row0 + x.row, c = col0 + x.col;
+      active = Edges == edges::inside ? true : Edges == edges::rows ? row_inside(M, r) : M.contains(r, c);
+      return reinterpret_cast<const unsigned char*>(M.data + (M.order == major::row ? r * M.ld + c : c * M.ld + r));
+    };
+    for (int v = 0; v < n; v += 2) {
+      bool a0 = false, a1 = false;
+      if (v + 1 < n && 2 * bytes <= 8) {
+        const unsigned char* first = place(0, v, a0);
+        const unsigned char* second = place(0, v + 1, a1);
+        const bool merged = second == first + bytes && reinterpret_cast<std::uintptr_t>(first) % (2 * bytes) == 0 &&
+                            (M.ld * bytes) % (2 * bytes) == 0;
+        if (merged) {
+          const unsigned char* p = place(lane, v, a0);
+          place(lane, v + 1, a1);
+          count_fragment_access(t, store, a0 || a1 ? p : nullptr, 2 * bytes);
+          continue;
+        }
+      }
+      for (int e = v; e < v + 2 && e < n; ++e) {
+        const unsigned char* p = place(lane, e, a0);
+        count_fragment_access(t, store, a0 ? p : nullptr, bytes);
+      }
+    }
+  }
+
+  /// On the emulator, marks the fragment accesses that follow as the atom's own (counted above, not
+  /// plain loads for the race-check build's statistics); nothing on a GPU.
+  template <class Ctx>
+  STRATA_HOST_DEVICE STRATA_FORCEINLINE static auto counted_scope(Ctx& ctx) {
+    if constexpr (Ctx::emulated) return enter_counted_atom(ctx.emulated_thread());
+    else return (void)ctx, 0;
+  }
+
   /// acc += A * B over the warp tile: atoms_m * atoms_n * atoms_k atom executions.
   template <class Ctx>
   STRATA_HOST_DEVICE static void mma(Ctx& ctx, const a_fragments& a, const b_fragments& b, accumulator& acc) {
@@ -180,6 +249,13 @@ struct warp_tile {
   template <class Ctx, class T>
   STRATA_HOST_DEVICE static void load_c(Ctx& ctx, accumulator& acc, const matrix_ref<T>& C, int m0, int n0) {
     const int lane = ctx.lane().index();
+    if constexpr (Ctx::emulated)
+      if (counting_shared(ctx.emulated_thread()))
+        for (int i = 0; i < atoms_m; ++i)
+          for (int j = 0; j < atoms_n; ++j)
+            count_fragment<edges::zero_fill>(ctx, false, C, m0 + i * Atom::M, n0 + j * Atom::N, Atom::c_values,
+                                             [](int l, int v) { return Atom::c_coord(l, v); });
+    [[maybe_unused]] auto counted = counted_scope(ctx);
     STRATA_UNROLL
     for (int i = 0; i < atoms_m; ++i)
       STRATA_UNROLL
@@ -198,6 +274,13 @@ struct warp_tile {
   template <edges Edges = edges::zero_fill, class Ctx, class T>
   STRATA_HOST_DEVICE static void store_c(Ctx& ctx, const accumulator& acc, const matrix_ref<T>& C, int m0, int n0) {
     const int lane = ctx.lane().index();
+    if constexpr (Ctx::emulated)
+      if (counting_shared(ctx.emulated_thread()))
+        for (int i = 0; i < atoms_m; ++i)
+          for (int j = 0; j < atoms_n; ++j)
+            count_fragment<Edges>(ctx, true, C, m0 + i * Atom::M, n0 + j * Atom::N, Atom::c_values,
+                                  [](int l, int v) { return Atom::c_coord(l, v); });
+    [[maybe_unused]] auto counted = counted_scope(ctx);
     STRATA_UNROLL
     for (int i = 0; i < atoms_m; ++i)
       STRATA_UNROLL

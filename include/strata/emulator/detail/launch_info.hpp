@@ -22,6 +22,7 @@ struct launch_info {
                                     // the launch is cooperative (every block co-resident)
   bool cooperative = false;
   bool race_check = false;          // the shared-memory race detector is on (race_check.hpp)
+  bool count_shared = false;        // count shared-memory wavefronts (statistics.hpp, wavefronts.hpp)
   const int* placement = nullptr;   // chiplet of each block when the placement is shuffled, else null
   int warp_size = 32;
   int warps_per_block = 0;

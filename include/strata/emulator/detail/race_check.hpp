@@ -178,20 +178,55 @@ inline void on_access(const void*, std::size_t, bool) {}  // not the race-check 
 }  // namespace strata::emulator::detail::race
 
 #if STRATA_RACE_CHECK
+namespace strata::emulator::detail {
+// The shared-memory traffic statistics count plain accesses outside the atoms (wavefronts.hpp).
+inline void note_plain_access(const void* p);
+}  // namespace strata::emulator::detail
+
 // The compiler's instrumentation calls these before every load and store of the race-check build.
 // Weak, so that every translation unit may define them; never instrumented themselves.
 #define STRATA_RACE_HOOK __attribute__((weak, no_sanitize("coverage"), used))
 extern "C" {
-STRATA_RACE_HOOK void __sanitizer_cov_load1(std::uint8_t* p) { strata::emulator::detail::race::on_access(p, 1, false); }
-STRATA_RACE_HOOK void __sanitizer_cov_load2(std::uint16_t* p) { strata::emulator::detail::race::on_access(p, 2, false); }
-STRATA_RACE_HOOK void __sanitizer_cov_load4(std::uint32_t* p) { strata::emulator::detail::race::on_access(p, 4, false); }
-STRATA_RACE_HOOK void __sanitizer_cov_load8(std::uint64_t* p) { strata::emulator::detail::race::on_access(p, 8, false); }
-STRATA_RACE_HOOK void __sanitizer_cov_load16(__int128* p) { strata::emulator::detail::race::on_access(p, 16, false); }
-STRATA_RACE_HOOK void __sanitizer_cov_store1(std::uint8_t* p) { strata::emulator::detail::race::on_access(p, 1, true); }
-STRATA_RACE_HOOK void __sanitizer_cov_store2(std::uint16_t* p) { strata::emulator::detail::race::on_access(p, 2, true); }
-STRATA_RACE_HOOK void __sanitizer_cov_store4(std::uint32_t* p) { strata::emulator::detail::race::on_access(p, 4, true); }
-STRATA_RACE_HOOK void __sanitizer_cov_store8(std::uint64_t* p) { strata::emulator::detail::race::on_access(p, 8, true); }
-STRATA_RACE_HOOK void __sanitizer_cov_store16(__int128* p) { strata::emulator::detail::race::on_access(p, 16, true); }
+STRATA_RACE_HOOK void __sanitizer_cov_load1(std::uint8_t* p) {
+  strata::emulator::detail::note_plain_access(p);
+  strata::emulator::detail::race::on_access(p, 1, false);
+}
+STRATA_RACE_HOOK void __sanitizer_cov_load2(std::uint16_t* p) {
+  strata::emulator::detail::note_plain_access(p);
+  strata::emulator::detail::race::on_access(p, 2, false);
+}
+STRATA_RACE_HOOK void __sanitizer_cov_load4(std::uint32_t* p) {
+  strata::emulator::detail::note_plain_access(p);
+  strata::emulator::detail::race::on_access(p, 4, false);
+}
+STRATA_RACE_HOOK void __sanitizer_cov_load8(std::uint64_t* p) {
+  strata::emulator::detail::note_plain_access(p);
+  strata::emulator::detail::race::on_access(p, 8, false);
+}
+STRATA_RACE_HOOK void __sanitizer_cov_load16(__int128* p) {
+  strata::emulator::detail::note_plain_access(p);
+  strata::emulator::detail::race::on_access(p, 16, false);
+}
+STRATA_RACE_HOOK void __sanitizer_cov_store1(std::uint8_t* p) {
+  strata::emulator::detail::note_plain_access(p);
+  strata::emulator::detail::race::on_access(p, 1, true);
+}
+STRATA_RACE_HOOK void __sanitizer_cov_store2(std::uint16_t* p) {
+  strata::emulator::detail::note_plain_access(p);
+  strata::emulator::detail::race::on_access(p, 2, true);
+}
+STRATA_RACE_HOOK void __sanitizer_cov_store4(std::uint32_t* p) {
+  strata::emulator::detail::note_plain_access(p);
+  strata::emulator::detail::race::on_access(p, 4, true);
+}
+STRATA_RACE_HOOK void __sanitizer_cov_store8(std::uint64_t* p) {
+  strata::emulator::detail::note_plain_access(p);
+  strata::emulator::detail::race::on_access(p, 8, true);
+}
+STRATA_RACE_HOOK void __sanitizer_cov_store16(__int128* p) {
+  strata::emulator::detail::note_plain_access(p);
+  strata::emulator::detail::race::on_access(p, 16, true);
+}
 // trace-pc-guard is the coverage mode the load/store tracing rides on; its callbacks do nothing here.
 STRATA_RACE_HOOK void __sanitizer_cov_trace_pc_guard_init(std::uint32_t*, std::uint32_t*) {}
 STRATA_RACE_HOOK void __sanitizer_cov_trace_pc_guard(std::uint32_t*) {}

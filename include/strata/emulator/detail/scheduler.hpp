@@ -47,6 +47,7 @@ struct unit_state {
   int runnable = 0;                  // threads ready to run
   int exited = 0;
   long long idle_spins = 0;          // resumes that found a spin-wait's condition still false
+  traffic_counts* traffic = nullptr; // this worker's shared-memory traffic counts (null: not counting)
 };
 
 inline std::string dims_str(dims d) {
@@ -88,6 +89,14 @@ inline void block_wait(unit_state& u, gpu_thread& t, wait_kind k, const site& wh
 
 // ---- barriers -----------------------------------------------------------------------------------
 
+/// Every warp of block `b` met at a barrier: their open shared-memory requests are complete.
+inline void flush_block_requests(unit_state& u, const block_state& b) {
+  if (!u.traffic) return;
+  const launch_info& L = *u.info;
+  const int base = b.unit_index * L.threads_per_block;
+  for (int i = 0; i < L.threads_per_block; i += L.warp_size) flush_requests(*u.threads[base + i]->warp);
+}
+
 /// Block barrier (__syncthreads): every thread of the block must arrive at the same barrier.
 inline void block_sync(gpu_thread& t, const site& where) {
   unit_state& u = *t.unit;
@@ -104,6 +113,7 @@ inline void block_sync(gpu_thread& t, const site& where) {
     b.arrived = 0;
     ++t.block->sync_epoch;
     t.block->last_barrier = where;
+    flush_block_requests(u, *t.block);
     const int base = t.block->unit_index * u.info->threads_per_block;
     for (int i = 0; i < b.expected; ++i) make_ready(u, *u.threads[base + i]);
     return;  // the last arrival goes on without a switch
@@ -129,6 +139,7 @@ inline void cluster_sync(gpu_thread& t, const site& where) {
       block_state& cb = u.blocks[static_cast<std::size_t>(t.block->cluster_base + r)];
       ++cb.sync_epoch;
       cb.last_barrier = where;
+      flush_block_requests(u, cb);
     }
     const int base = t.block->cluster_base * u.info->threads_per_block;
     for (int i = 0; i < b.expected; ++i) make_ready(u, *u.threads[base + i]);
@@ -176,6 +187,7 @@ inline int warp_rendezvous(gpu_thread& t, collective op, const void* value, std:
     w.arrived = 0;
     w.parity ^= 1;
     ++w.sync_epoch;
+    flush_requests(w);
     const int base = t.block->unit_index * u.info->threads_per_block + t.warp_index * u.info->warp_size;
     for (int i = 0; i < w.lanes; ++i) {
       gpu_thread& x = *u.threads[base + i];
@@ -213,6 +225,7 @@ void warp_gather(gpu_thread& t, const char* name, void* io, const site& where, F
     void* all[max_warp_size];
     for (int i = 0; i < w.lanes; ++i) all[i] = u.threads[base + i]->gather_io;
     ++w.sync_epoch;  // the atom runs after every lane arrived: ordered after their earlier accesses
+    flush_requests(w);
     fn(all, w.lanes);
     for (int i = 0; i < w.lanes; ++i) {
       gpu_thread& x = *u.threads[base + i];
@@ -306,6 +319,7 @@ inline bctx::fiber fiber_main(gpu_thread* t, bctx::fiber&& scheduler) {
         // Copies still in flight when a thread exits land now, as they eventually do on the GPU
         // (its block's shared memory outlives the thread); a later reader still needs a barrier.
         land_all_async(*t);
+        count_lane_exit(*t);
       } catch (const abort_unit&) {
         // the block failed elsewhere; this thread was unwound
       } catch (...) {
@@ -423,7 +437,9 @@ inline void run_unit(worker& w, unit_state& u, schedule order, std::mt19937_64& 
       gpu_thread& t = *u.threads[i];
       if (!t.runnable) continue;
       ++resumes;
+      counting_thread = u.traffic ? &t : nullptr;  // for the race-check build's uncounted accesses
       resume(t, &w.fake_stack);
+      counting_thread = nullptr;
       if (!race::local().first_race.empty()) {
         std::string report = "strata emulator: kernel '" + u.info->kernel + "' (as " + u.info->target + "), block " +
                              dims_str(t.block->index) + ": " + race::local().first_race;

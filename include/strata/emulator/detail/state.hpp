@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "strata/emulator/detail/asan.hpp"
+#include "strata/emulator/statistics.hpp"
 #include "strata/hierarchy/dims.hpp"
 
 namespace strata::emulator::detail {
@@ -58,6 +59,21 @@ struct site {
 inline constexpr std::size_t max_exchange_bytes = 32;
 inline constexpr int max_warp_size = 64;
 
+/// What one worker counted of a launch's shared-memory traffic (wavefronts.hpp); summed at its end.
+struct traffic_counts {
+  access_traffic by_kind[shared_access_kinds];
+  long long uncounted = 0;  // plain accesses seen by the race-check build's hooks
+  long long unpaired = 0;
+};
+
+/// A warp request being assembled from its lanes' k-th counted access (wavefronts.hpp).
+struct pending_request {
+  std::uint64_t lanes = 0;  // bit l: lane l contributed; 0: free
+  int bytes = 0;
+  shared_access kind = shared_access::cp_async;
+  std::uint32_t offset[max_warp_size];  // shared-memory byte offset per lane, bank_model::inactive if none
+};
+
 struct warp_state {
   int lanes = 0;       // lanes that exist (a partial last warp has fewer than the warp size)
   int arrived = 0;     // lanes waiting at the current collective
@@ -67,6 +83,16 @@ struct warp_state {
   int first_lane = 0;  // the lane that opened the current collective (for messages)
   std::uint32_t sync_epoch = 0;  // completed collectives (the race detector's warp-level order)
   alignas(16) unsigned char slots[2][max_warp_size][max_exchange_bytes];
+
+  // Shared-memory wavefront counting (wavefronts.hpp), only while a statistics_recorder asks for it.
+  traffic_counts* traffic = nullptr;  // this worker's counts; null: counting is off
+  const unsigned char* smem = nullptr;  // the block's shared memory and its size
+  std::size_t smem_bytes = 0;
+  int warp_size = 32;                    // the target's (a partial last warp has fewer lanes)
+  std::uint64_t exited = 0;              // bit l: lane l has exited
+  int pending_used = 0;                  // requests opened since the last collective or barrier
+  std::vector<pending_request> pending;  // index k: the k-th counted access of each lane
+  std::uint32_t next_access[max_warp_size] = {};  // per lane: its next k
 };
 
 struct barrier_state {
@@ -120,6 +146,7 @@ struct gpu_thread {
 
   const char* gather_name = "";    // the atom this thread waits in (collective::gather), for messages
   void* gather_io = nullptr;       // this lane's operands and results while it waits in a gather
+  int in_counted_atom = 0;         // > 0 inside an atom whose shared accesses are counted (wavefronts.hpp)
 
   /// Asynchronous copies (cp.async, buffer loads to LDS) this thread issued that have not landed yet:
   /// they land at the wait that covers their group, not at issue (copy/ implements the atoms).
@@ -148,12 +175,14 @@ inline void land_async_groups(gpu_thread& t, std::size_t groups) {
   if (groups == 0 || t.async_groups.empty()) return;
   if (groups > t.async_groups.size()) groups = t.async_groups.size();
   const std::size_t end = t.async_groups[groups - 1];
+  ++t.in_counted_atom;  // the writes were counted at issue (cp_async.hpp), not as plain stores here
   for (std::size_t i = 0; i < end; ++i) {
     const gpu_thread::pending_copy& c = t.async_pending[i];
     race::on_access(c.dst, c.bytes, true);
     if (c.src) std::memmove(c.dst, c.src, c.bytes);
     else std::memset(c.dst, 0, c.bytes);
   }
+  --t.in_counted_atom;
   t.async_pending.erase(t.async_pending.begin(), t.async_pending.begin() + static_cast<std::ptrdiff_t>(end));
   t.async_groups.erase(t.async_groups.begin(), t.async_groups.begin() + static_cast<std::ptrdiff_t>(groups));
   for (std::size_t& g : t.async_groups) g -= end;
@@ -171,3 +200,4 @@ struct abort_unit {};
 }  // namespace strata::emulator::detail
 
 #include "strata/emulator/detail/race_check.hpp"
+#include "strata/emulator/detail/wavefronts.hpp"
