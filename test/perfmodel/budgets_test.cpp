@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+// Shared-memory wavefronts per warp per tile of the shipped sm80 configurations, counted by the emulator
+// (emulator/statistics.hpp) under the bank model of emulator/detail/bank_model.hpp, against a budget.
+//
+// Each budget is today's measured value, so a change that adds bank conflicts fails here with the
+// measured breakdown; a change that removes some should lower its budget in the same commit. Beside
+// each: the ideal (every counted request at its minimum, as measured) and the goal. The counts cover
+// the atoms' accesses (ldmatrix, cp.async writes, warp_tile fragment loads and stores); plain C++
+// shared accesses are not in them (they show up as `uncounted` in the race-check build only).
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <string>
+
+#include "../gemm/support.hpp"
+#include "strata/attention.hpp"
+
+namespace emu = strata::emulator;
+namespace arch = strata::arch;
+namespace cfg = strata::ops::gemm::configs;
+using strata::bf16;
+
+namespace {
+
+struct budget {
+  const char* config;
+  long long max_per_warp_tile;  // today's measured wavefronts per warp per tile: fail above
+  long long ideal;              // the ideal of the same requests, per warp per tile (measured)
+};
+
+/// The launch of `kernel` among the recorded ones (a host entry may launch more than one kernel).
+const emu::launch_statistics& launch_of(const emu::statistics_recorder& rec, const std::string& kernel) {
+  for (const auto& l : rec.launches())
+    if (l.kernel.find(kernel) != std::string::npos) return l;
+  FAIL("no launch of " << kernel << " was recorded");
+  return rec.launches().front();
+}
+
+void check_budget(const budget& b, const emu::launch_statistics& l, long long tiles_per_block) {
+  const long long warp_tiles = l.blocks * l.warps_per_block * tiles_per_block;
+  const emu::access_traffic t = l.shared.total();
+  REQUIRE(t.wavefronts % warp_tiles == 0);  // every warp does the same per tile: exact, or a counting bug
+  const long long per = t.wavefronts / warp_tiles, ideal = t.ideal / warp_tiles;
+  std::string kinds;
+  for (int k = 0; k < emu::shared_access_kinds; ++k) {
+    const emu::access_traffic& a = l.shared.by_kind[k];
+    if (!a.requests) continue;
+    kinds += "\n  " + std::string(emu::to_string(static_cast<emu::shared_access>(k))) + ": " +
+             std::to_string(a.requests / warp_tiles) + " requests, " + std::to_string(a.wavefronts / warp_tiles) +
+             " wavefronts (ideal " + std::to_string(a.ideal / warp_tiles) + ") per warp per tile";
+  }
+  if (l.shared.uncounted)
+    kinds += "\n  uncounted plain shared accesses: " + std::to_string(*l.shared.uncounted / warp_tiles) +
+             " lane accesses per warp per tile";
+  std::printf("%s: %lld wavefronts per warp per tile (ideal %lld, budget %lld)%s\n", b.config, per, ideal,
+              b.max_per_warp_tile, kinds.c_str());
+  INFO(b.config << ": " << per << " wavefronts per warp per tile (ideal " << ideal << "), budget "
+                << b.max_per_warp_tile << kinds);
+  CHECK(per <= b.max_per_warp_tile);
+  CHECK(ideal == b.ideal);
+  CHECK(l.shared.unpaired == 0);
+}
+
+template <class Kernel>
+void gemm_budget(const budget& b, int m_tiles, int n_tiles, int k_tiles) {
+  using namespace strata_test::gemm;
+  constexpr auto S = Kernel::tiles;
+  emu::statistics_recorder rec;
+  check<Kernel>({.m = m_tiles * S.tile_m, .n = n_tiles * S.tile_n, .k = k_tiles * S.tile_k, .beta = 0.5f, .seed = 7});
+  const auto& l = launch_of(rec, Kernel::name);
+  REQUIRE(l.blocks == m_tiles * n_tiles);
+  check_budget(b, l, k_tiles);
+}
+
+/// The attention forward of (D, D) bf16 on sm80 with its default configuration: 2 query tiles of one
+/// head, `key_tiles` full key tiles each (no mask: every tile does the same work).
+template <int D>
+emu::launch_statistics attention_forward(int key_tiles, emu::options opt = {.workers = 1}) {
+  namespace A = strata::attn;
+  using K = A::forward_kernel<bf16, D, D, arch::sm80>;
+  const int sq = 2 * K::BM, sk = key_tiles * K::BN;
+  strata::stream s(opt);
+  std::vector<bf16> hq(static_cast<std::size_t>(sq) * D), hk(static_cast<std::size_t>(sk) * D);
+  for (std::size_t i = 0; i < hq.size(); ++i) hq[i] = bf16(0.01f * static_cast<float>(i % 17));
+  for (std::size_t i = 0; i < hk.size(); ++i) hk[i] = bf16(0.02f * static_cast<float>(i % 13));
+  auto q = strata_test::to_device(s, hq), k = strata_test::to_device(s, hk),
+       v = strata_test::to_device(s, hk), o = strata_test::to_device(s, hq);
+  const auto t = A::dtype::bf16;
+  emu::statistics_recorder rec;
+  A::run<bf16, D, D, arch::sm80>(s, A::bshd(q.data(), t, 1, sq, 1, D), A::bshd(k.data(), t, 1, sk, 1, D),
+                                 A::bshd(v.data(), t, 1, sk, 1, D), A::bshd(o.data(), t, 1, sq, 1, D));
+  const auto l = launch_of(rec, "attention_forward");
+  REQUIRE(l.blocks == 2);
+  return l;
+}
+
+}  // namespace
+
+// GEMM: what the CUDA entry dispatches for bf16 with 16-byte aligned rows (gemm.hpp, dispatch): the
+// skinny (M <= 16), medium (M <= 128) and large tiles, each run as arch::sm80 on the emulator. A tile is
+// one K step (tile_k) of one block tile: cp.async of the A and B stages, then ldmatrix.x4 fragments.
+// The epilogue writes D from the accumulators to global memory directly (no shared staging).
+// Measured 2026-12: the ldmatrix.x4 loads are at their ideal (4 each) thanks to the 16-byte row padding;
+// medium and large lose 8 per warp-tile in their cp.async writes, whose 80-byte padded rows (32 bf16 +
+// 16 bytes) put two rows in one quarter-warp phase with 4 banks shared (2-way in half the phases).
+// Goal: the ideal (an XOR-swizzled stage instead of padding would give it).
+TEST_CASE("wavefront budgets: GEMM sm80 bf16 configurations", "[wavefronts][gemm]") {
+  using E = strata::epilogue::chain<strata::epilogue::alpha_beta<bf16>, strata::epilogue::convert_to<bf16>>;
+  gemm_budget<cfg::sm80<arch::sm80, bf16, E, cfg::sm80_skinny, 16>>({"gemm sm80_skinny 16x64x64", 52, 52}, 2, 2, 3);
+  gemm_budget<cfg::sm80<arch::sm80, bf16, E, cfg::sm80_medium, 16>>({"gemm sm80_medium 64x64x32", 56, 48}, 2, 2, 3);
+  gemm_budget<cfg::sm80<arch::sm80, bf16, E, cfg::sm80_large, 16>>({"gemm sm80_large 128x128x32", 72, 64}, 2, 1, 3);
+}
+
+// Attention forward, bf16, default_config<sm80, bf16, D, D> (4 warps of 16 query rows, 64-key tiles).
+// A tile is one 64-key tile of one block. The attention review (shared/research/attention-forensic.md,
+// section 3, banks.py) modelled d128 at 4 416 wavefronts per warp per tile: K fragments 1 024 (128
+// LDS.32, 8-way), S store 128 (16 STS.64), softmax on the fp32 S tile 1 536, P store 512, P fragments
+// 128 (16 LDS.32), V fragments 1 024 (256 LDS.U16, 4-way), cp.async 64. The count here is the atoms'
+// part of that, and matches it exactly: d128 = 1 024 + 128 + 128 + 1 024 + 64 = 2 368 (the same
+// merging of element pairs into LDS.32 / STS.64 that the review read in the SASS). The other 2 048
+// are the softmax's plain loads and stores of S and P (and alpha), which no atom makes: the race-check
+// build reports them as uncounted lane accesses. d64: K fragments 512 (128-byte rows, still 8-way),
+// S store 128, P 128, V 512, cp.async 32 = 1 312.
+// Goal: FlashAttention-2's layout, about 770 per 64 query rows x 64 keys (the review), i.e. about 190
+// per 16-row warp: ldmatrix on padded or swizzled K/V stages and a register-resident softmax
+// (attention-forensic.md section 4). The ideal of today's requests is 272 (d64) and 496 (d128).
+TEST_CASE("wavefront budgets: attention forward sm80 bf16 d64 and d128", "[wavefronts][attention]") {
+  check_budget({"attention forward bf16 d64", 1312, 272}, attention_forward<64>(3), 3);
+  check_budget({"attention forward bf16 d128", 2368, 496}, attention_forward<128>(3), 3);
+}
+
+TEST_CASE("wavefront counts do not depend on the worker count or the schedule", "[wavefronts][attention]") {
+  const auto ref = attention_forward<64>(2);
+  for (const auto& o : {emu::options{.workers = 2, .order = emu::schedule::reverse},
+                        emu::options{.workers = 2, .order = emu::schedule::random, .seed = 99}}) {
+    const auto l = attention_forward<64>(2, o);
+    for (int k = 0; k < emu::shared_access_kinds; ++k) {
+      CHECK(l.shared.by_kind[k].requests == ref.shared.by_kind[k].requests);
+      CHECK(l.shared.by_kind[k].wavefronts == ref.shared.by_kind[k].wavefronts);
+      CHECK(l.shared.by_kind[k].ideal == ref.shared.by_kind[k].ideal);
+    }
+  }
+}
