@@ -23,7 +23,9 @@ Budget file: one line per check, `#` starts a comment,
            kernel    the whole function; also the ptxas figures registers, spill_bytes, stack_bytes
   metric   static, tensor, per_tensor (static per tensor-core instruction), or a group of
            sass_loops.mix: ldsm, lds, lds_narrow, lds_32, lds_64, lds_128, sts, sts_narrow, ...,
-           async_copy, tma, barrier, mufu, integer, branch, local, global, shuffle, permute, padding
+           async_copy, tma, barrier, mufu, integer, branch, local, global, shuffle, permute, padding;
+           inner_loops (mainloop, largest): loops nested in it, whose bodies its static count
+           under-states (0 makes static = executed, but for branches)
   op       <= (the measurement may not exceed the budget) or >= (may not fall below it)
   goal     where the kernel issues want the number (informational; `-` for none)
 A line `compiler nvcc X.Y` names the compiler the budgets were measured with. Under another nvcc
@@ -173,13 +175,17 @@ def measure(scope, body):
         if not found:
             return None, 'no loop with tensor-core instructions', []
         start, end, ins = found
-        return sass_loops.mix(ins)[0], f'loop {start:#x}..{end:#x}', ins
+        groups = sass_loops.mix(ins)[0]
+        groups['inner_loops'] = sass_loops.inner_loops(start, end, body)
+        return groups, f'loop {start:#x}..{end:#x}', ins
     if scope == 'largest':
         all_loops = sass_loops.loops(body)
         if not all_loops:
             return None, 'no loop', []
         start, end, ins = max(all_loops, key=lambda l: len(l[2]))
-        return sass_loops.mix(ins)[0], f'loop {start:#x}..{end:#x}', ins
+        groups = sass_loops.mix(ins)[0]
+        groups['inner_loops'] = sass_loops.inner_loops(start, end, body)
+        return groups, f'loop {start:#x}..{end:#x}', ins
     ins = sass_loops.loop_union(body) if scope == 'loops' else body
     return sass_loops.mix(ins)[0], ('every loop' if scope == 'loops' else 'whole kernel'), ins
 

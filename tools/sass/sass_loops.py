@@ -175,6 +175,12 @@ def main_loop(body):
     return None if best is None else best[1:]
 
 
+def inner_loops(start, end, body):
+    """Back-edges strictly inside the loop [start, end]: loops nested in it. Where there are any, its
+    static count under-states what it executes (a nested body runs many times, counted once)."""
+    return sum(1 for s, e, _ in loops(body) if start <= s and e < end)
+
+
 def loop_union(body):
     """Every instruction inside at least one loop, once (for 'no local memory in any loop')."""
     inside = set()
