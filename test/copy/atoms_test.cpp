@@ -66,7 +66,7 @@ TEST_CASE("vector_copy: widths from type, run and alignment; predicated elements
   check_vector_copy<std::int8_t, 16, 16, copy::fill::keep>();
 }
 
-template <class Target, int Rows, int Cols, std::size_t Align, bool Async, bool MissingWait = false>
+template <class Target, int Rows, int Cols, std::size_t Align, bool Async, bool MissingWait = false, int Threads = 0>
 std::vector<float> run_tile_copy(int rows, int cols, int ld, const strata::emulator::options& opt) {
   strata::stream s;
   s.set_emulator_options(opt);
@@ -74,7 +74,7 @@ std::vector<float> run_tile_copy(int rows, int cols, int ld, const strata::emula
   auto in = to_device(s, h);
   const int tiles = ((rows + Rows - 1) / Rows) * ((cols + Cols - 1) / Cols);
   auto out = poisoned<float>(s, static_cast<std::size_t>(tiles) * Rows * Cols, -99.f);
-  strata::launch(s, {.grid = tiles, .block = 96}, tile_copy_kernel<Target, Rows, Cols, Align, Async, MissingWait>{},
+  strata::launch(s, {.grid = tiles, .block = 96}, tile_copy_kernel<Target, Rows, Cols, Align, Async, MissingWait, Threads>{},
                  tile_params{in.data(), out.data(), rows, cols, ld});
   const auto o = to_host(s, out);
   // Every element: the matrix where it exists, zero outside.
@@ -107,8 +107,23 @@ TEST_CASE("block tile copy spreads vectors over the block, edges predicated", "[
       run_tile_copy<arch::sm80, 16, 32, 16, true>(r, c, ld4, opt);
       run_tile_copy<arch::sm80, 8, 24, 8, true>(r, c, (c + 1) / 2 * 2, opt);
       run_tile_copy<arch::sm80, 8, 24, 4, true>(r, c, c, opt);
+      // The block's 96 threads known at compile time (the unrolled form gemm::kernel uses): 128 and 48
+      // vectors, neither a multiple of 96, so the last round is partial.
+      run_tile_copy<arch::host, 16, 32, 16, false, false, 96>(r, c, ld4, opt);
+      run_tile_copy<arch::sm80, 16, 32, 16, true, false, 96>(r, c, ld4, opt);
+      run_tile_copy<arch::sm80, 8, 24, 8, true, false, 96>(r, c, (c + 1) / 2 * 2, opt);
     }
   }
+}
+
+TEST_CASE("tile_copy for a compile-time thread count refuses a block of another size", "[copy][tile]") {
+  strata::stream s;
+  auto in = to_device(s, std::vector<float>(16 * 32, 1.f));
+  auto out = poisoned<float>(s, 16 * 32, 0.f);
+  REQUIRE_THROWS_WITH(strata::launch(s, {.grid = 1, .block = 96}, tile_copy_kernel<arch::sm80, 16, 32, 16, true, false, 128>{},
+                                     tile_params{in.data(), out.data(), 16, 32, 32}),
+                      Catch::Contains("tile_copy for 128 threads used by a block of 96") &&
+                          Catch::Contains("tile_copy_kernel"));
 }
 
 TEST_CASE("cp.async: a planted missing wait reads poison; the same kernel with the wait passes", "[copy][cp_async]") {

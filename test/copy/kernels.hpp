@@ -44,11 +44,12 @@ struct tile_params {
 
 /// Each block stages tile (block.rank()) of a column strip into shared memory, then writes the whole
 /// tile out (zeros outside the matrix). Async: cp.async; MissingWait: the planted bug (no wait).
-template <class Target, int Rows, int Cols, std::size_t Align, bool Async, bool MissingWait = false>
+/// Threads: tile_copy's compile-time thread count (0: the launch's).
+template <class Target, int Rows, int Cols, std::size_t Align, bool Async, bool MissingWait = false, int Threads = 0>
 struct tile_copy_kernel {
   using target = Target;
   static constexpr const char* name = "tile_copy_kernel";
-  using tile = strata::copy::tile_copy<float, Rows, Cols, Align>;
+  using tile = strata::copy::tile_copy<float, Rows, Cols, Align, strata::copy::widest_vector_bytes<float, Cols, Align>, Threads>;
   struct shared_storage {
     alignas(16) float t[Rows][Cols];
   };

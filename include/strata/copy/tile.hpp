@@ -19,9 +19,20 @@
 //
 // Edges: block_copy zero-fills or keeps (Fill) what lies outside; block_copy_async always zero-fills
 // (cp.async with src-size = the valid bytes, 0 for a vector wholly outside).
+//
+// Threads: the block's thread count when the kernel knows it at compile time (its launch shape is
+// fixed: gemm::kernel). Each thread's vector loop of block_copy / block_copy_async then has a constant
+// trip count and unrolls; with the count read from the launch (Threads = 0, the default) the loop
+// stays a loop, with a branch and a recomputed address per vector (../shared/research/gemm-forensic.md:
+// ~38 instructions per cp.async in the GEMM's K loop). The emulator checks that the block really has
+// Threads threads. The gathers stay loops either way: unrolled, each vector's gather (the convolution's
+// pixel decode) kept its own addresses live, and clang spilled 6-8 SGPRs in the gfx940 convolution.
+// (The attention forward, tried the same way, spilled 16-60 bytes at head dim 512 and fp8 192/256 on
+// sm_90a: unrolling moves registers into the K loop, so a kernel near its limit opts in with care.)
 #pragma once
 
 #include <cstddef>
+#include <string>
 
 #include "strata/config/config.hpp"
 #include "strata/copy/cp_async.hpp"
@@ -30,9 +41,10 @@
 namespace strata::copy {
 
 template <class T, int Rows, int Cols, std::size_t AlignBytes,
-          int VectorBytes = widest_vector_bytes<T, Cols, AlignBytes>>
+          int VectorBytes = widest_vector_bytes<T, Cols, AlignBytes>, int Threads = 0>
 struct tile_copy {
   static_assert(Rows > 0 && Cols > 0, "tile_copy: a tile has at least one row and one column");
+  static_assert(Threads >= 0, "tile_copy: Threads is the block's thread count, or 0 for the launch's");
   using row_atom = vector_copy<T, Cols, AlignBytes, VectorBytes>;  // checks width, alignment, element type
 
   static constexpr int rows = Rows;
@@ -41,6 +53,7 @@ struct tile_copy {
   static constexpr int elements_per_vector = row_atom::elements_per_vector;
   static constexpr int vectors_per_row = Cols / elements_per_vector;
   static constexpr int vectors = Rows * vectors_per_row;
+  static constexpr int threads = Threads;
 
   /// (row, first column) of vector `v` of the tile.
   STRATA_HOST_DEVICE static constexpr int row_of(int v) { return v / vectors_per_row; }
@@ -57,13 +70,11 @@ struct tile_copy {
   template <fill Fill = fill::zero, class Ctx>
   STRATA_HOST_DEVICE static void block_copy(Ctx& ctx, T* dst, int dst_ld, const T* src, long long src_ld,
                                             int valid_rows = Rows, int valid_cols = Cols) {
-    auto block = ctx.block();
-    const int threads = block.size();
-    for (int v = block.thread_rank(); v < vectors; v += threads) {
+    for_each_vector(ctx, [&](int v) {
       const int r = row_of(v), c = col_of(v);
       row_atom::template copy_vector<Fill>(dst + static_cast<long long>(r) * dst_ld + c, src + r * src_ld + c,
                                            valid_in(r, c, valid_rows, valid_cols));
-    }
+    });
   }
 
   /// Asynchronous copy with cp.async (targets with atom_family::cp_async); the caller commits and
@@ -74,16 +85,14 @@ struct tile_copy {
     static_assert(VectorBytes == 4 || VectorBytes == 8 || VectorBytes == 16,
                   "tile_copy::block_copy_async: cp.async moves 4, 8 or 16 bytes, but this tile's alignment "
                   "and width allow only narrower vectors; use block_copy or guarantee 4-byte aligned rows");
-    auto block = ctx.block();
-    const int threads = block.size();
-    for (int v = block.thread_rank(); v < vectors; v += threads) {
+    for_each_vector(ctx, [&](int v) {
       const int r = row_of(v), c = col_of(v);
       const int valid = valid_in(r, c, valid_rows, valid_cols);
       // A vector wholly outside reads nothing (src-size 0); its address is the tile origin, never read.
       const T* from = valid > 0 ? src + r * src_ld + c : src;
       cp_async<VectorBytes>(ctx, dst + static_cast<long long>(r) * dst_ld + c, from,
                             valid * static_cast<int>(sizeof(T)));
-    }
+    });
   }
 
   /// Gather: vector (r, c) of the tile comes from `src(r, c)`, a pointer to its elements_per_vector
@@ -115,6 +124,29 @@ struct tile_copy {
       const T* from = src(r, c);
       cp_async<VectorBytes>(ctx, dst + static_cast<long long>(r) * dst_ld + c, from ? from : fallback,
                             from ? VectorBytes : 0);
+    }
+  }
+
+ private:
+  /// f(v) for this thread's vectors: thread_rank, thread_rank + threads, ... below `vectors`.
+  template <class Ctx, class F>
+  STRATA_HOST_DEVICE STRATA_FORCEINLINE static void for_each_vector(Ctx& ctx, F&& f) {
+    auto block = ctx.block();
+    if constexpr (Threads > 0) {
+      if constexpr (Ctx::emulated) {
+        if (block.size() != Threads)
+          kernel_bug(ctx.emulated_thread(), "tile_copy for " + std::to_string(Threads) + " threads used by a block of " +
+                                                std::to_string(block.size()));
+      }
+      const int rank = block.thread_rank();
+      STRATA_UNROLL
+      for (int i = 0; i < (vectors + Threads - 1) / Threads; ++i) {
+        const int v = rank + i * Threads;
+        if (vectors % Threads == 0 || v < vectors) f(v);
+      }
+    } else {
+      const int threads = block.size();
+      for (int v = block.thread_rank(); v < vectors; v += threads) f(v);
     }
   }
 };
