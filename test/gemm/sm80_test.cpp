@@ -3,6 +3,7 @@
 // as arch::sm80 on the emulator with the atoms' exact fragment layouts; fp8 e4m3 / e5m2 as sm90a.
 #include "support.hpp"
 
+using namespace strata_test;
 using namespace strata_test::gemm;
 namespace arch = strata::arch;
 namespace cfg = strata::ops::gemm::configs;
@@ -17,6 +18,89 @@ TEST_CASE("gemm sm80 bf16 -> bf16, 16-byte cp.async and 2-byte plain copies", "[
   using K16 = cfg::sm80<arch::sm80, bf16, E, cfg::sm80_medium, 16>;
   check<K16>({.m = 24, .n = 40, .k = 72, .beta = 0.5f, .seed = 21});
   check<K16>({.m = 8, .n = 16, .k = 48, .a = sg::layout::col_major, .b = sg::layout::col_major, .pad = 8, .seed = 22});
+}
+
+TEST_CASE("gemm sm80 tiles compiled for A row-major, B column-major (operand_orders::a_row_b_col)", "[gemm]") {
+  // What strata::gemm runs on CUDA for that layout with 16-byte rows: the large and medium tiles with
+  // the layouts fixed at compile time and, for the 256-thread tile, each thread's copies unrolled.
+  using E = ep::chain<ep::alpha_beta<bf16>, ep::convert_to<bf16>>;
+  using KL = cfg::sm80<arch::sm80, bf16, E, cfg::sm80_large, 16, sg::operand_orders::a_row_b_col>;
+  using KM = cfg::sm80<arch::sm80, bf16, E, cfg::sm80_medium, 16, sg::operand_orders::a_row_b_col>;
+  using KA = cfg::sm80<arch::sm80, bf16, E, cfg::sm80_large, 16>;  // the same tile, layouts read at run time
+  const auto tn = [](case_t c) {
+    c.a = sg::layout::row_major;
+    c.b = sg::layout::col_major;
+    return c;
+  };
+  // Edges in every direction (M, N and K not tile multiples), K = 0, padded leading dimensions, batch,
+  // split-K (parallel and serial) and stream-K. Leading dimensions stay multiples of 8 elements (the
+  // 16-byte rows these instantiations require; the emulator reports a misaligned cp.async).
+  check<KL>(tn({.m = 130, .n = 70, .k = 72, .beta = 0.5f, .seed = 71}));
+  check<KL>(tn({.m = 257, .n = 129, .k = 40, .pad = 8, .seed = 72}));
+  check<KL>(tn({.m = 5, .n = 3, .k = 0, .beta = 1.f, .seed = 73}));
+  check<KL>(tn({.m = 140, .n = 20, .k = 200, .batch = 2, .splits = 3, .seed = 74}));
+  check<KL>(tn({.m = 131, .n = 33, .k = 96, .splits = 2, .serial = true, .seed = 75}));
+  check<KL>(tn({.m = 129, .n = 130, .k = 64, .stream_k = 2, .seed = 76}));
+  check<KM>(tn({.m = 67, .n = 65, .k = 33, .d = sg::layout::col_major, .beta = 0.5f, .pad = 7, .seed = 77}));
+  check<KM>(tn({.m = 1, .n = 8, .k = 8, .seed = 78}));
+  // Bit for bit the any-order kernel's result: same tiles, same fragments, same summation order.
+  const case_t same = tn({.m = 150, .n = 90, .k = 100, .beta = 0.5f, .pad = 4, .seed = 79});
+  REQUIRE(check<KL>(same) == check<KA>(same));
+}
+
+TEST_CASE("strata::gemm CUDA dispatch, bf16: A row-major x B column-major takes the fixed-order tiles", "[gemm]") {
+  // sg::detail::run with the CUDA platform picks what a CUDA build runs (the sm80 tiles, as sm80 here):
+  // for this layout with 16-byte rows, the operand_orders::a_row_b_col large (M > 128) and medium
+  // tiles; the other layouts, odd leading dimensions and stream-K take the any-order ones.
+  using cuda = sg::detail::platform<sg::detail::platform_kind::cuda>;
+  using sg::layout;
+  struct gemm_case {
+    int m, n, k;
+    layout la, lb;
+    int pad;
+    bool stream_k;
+  };
+  for (const gemm_case c : {gemm_case{150, 70, 72, layout::row_major, layout::col_major, 0, false},
+                            gemm_case{40, 33, 50, layout::row_major, layout::col_major, 8, false},
+                            gemm_case{150, 70, 72, layout::col_major, layout::row_major, 0, false},
+                            gemm_case{140, 40, 64, layout::row_major, layout::col_major, 3, false},
+                            gemm_case{140, 40, 64, layout::row_major, layout::col_major, 0, true}}) {
+    INFO(c.m << "x" << c.n << "x" << c.k << " pad " << c.pad << " stream-K " << c.stream_k);
+    strata::stream s;
+    const long long lda = ld_of(c.la, c.m, c.k, c.pad), ldb = ld_of(c.lb, c.k, c.n, c.pad);
+    const auto ha = random_values<bf16>(size_of(c.la, c.m, c.k, c.pad), 91);
+    const auto hb = random_values<bf16>(size_of(c.lb, c.k, c.n, c.pad), 92);
+    auto da = to_device(s, ha);
+    auto db = to_device(s, hb);
+    auto dd = poisoned<bf16>(s, std::size_t(c.m) * c.n, bf16(-99.f));
+    const sg::matrix a{da.data(), c.m, c.k, lda, c.la, sg::dtype::bf16}, b{db.data(), c.k, c.n, ldb, c.lb, sg::dtype::bf16},
+        d{dd.data(), c.m, c.n, c.n, layout::row_major, sg::dtype::bf16};
+    sg::options o{.stream_k = c.stream_k, .stream_k_blocks = 3};
+    strata::device_buffer<std::uint8_t> work(sg::workspace_size(d, o) + 1);
+    o.work = {work.data(), work.size()};
+    sg::detail::run<cuda, bf16, bf16>(s, a, b, d, d, o, 4);
+    const auto out = to_host(s, dd);
+    const auto ref = sg::reference::product(c.m, c.n, c.k, ha.data(), lda, c.la, hb.data(), ldb, c.lb);
+    const double tol = sg::reference::tolerance(c.k, mantissa_bits<bf16>());
+    for (std::size_t i = 0; i < ref.size(); ++i) {
+      const double scale = std::max({std::abs(ref[i]), c.k * 0.25, 1.0});
+      INFO("D element " << i << " = " << as_double(out[i]) << ", want " << ref[i]);
+      REQUIRE(std::abs(as_double(out[i]) - ref[i]) / scale <= tol);
+    }
+  }
+}
+
+TEST_CASE("gemm: a kernel compiled for fixed operand orders refuses other layouts", "[gemm]") {
+  using E = ep::chain<ep::alpha_beta<bf16>, ep::convert_to<bf16>>;
+  using KL = cfg::sm80<arch::sm80, bf16, E, cfg::sm80_large, 16, sg::operand_orders::a_row_b_col>;
+  const sg::operand<const bf16> row{nullptr, 8, sg::layout::row_major, 0}, col{nullptr, 8, sg::layout::col_major, 0};
+  const sg::operand<bf16> d{nullptr, 8, sg::layout::row_major, 0};
+  const auto ep_params = E::make_params({.alpha = 1.f}, {});
+  REQUIRE_THROWS_WITH(KL::make_params({8, 8, 8, 1}, col, col, d, ep_params),
+                      Catch::Contains("make_params") && Catch::Contains("'a'") && Catch::Contains("a_row_b_col"));
+  REQUIRE_THROWS_WITH(KL::make_params({8, 8, 8, 1}, row, row, d, ep_params),
+                      Catch::Contains("'b'") && Catch::Contains("column-major"));
+  REQUIRE_NOTHROW(KL::make_params({8, 8, 8, 1}, row, col, d, ep_params));
 }
 
 TEST_CASE("gemm sm80 f16 -> f32 large tile, skinny tile, bias + relu, split-K", "[gemm]") {

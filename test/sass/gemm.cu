@@ -2,8 +2,10 @@
 // test/sass/gemm.cu -- the GEMM tiles the CUDA host entry launches for bf16 (A row-major, B column-major,
 // 16-byte rows: the benchmarked layout), one kernel each, named so that tools/sass/check_budgets.py
 // finds them in the SASS: large (M > 128), medium (16 < M <= 128, and stream-K) and skinny (decode,
-// M <= 16). Their main loops are held to test/sass/budgets.txt (`ctest -L sass`). f16 compiles to the
-// same loop; the fp8 tile is in gemm_fp8.cu (sm_90a only).
+// M <= 16), in the form compiled for any A and B layouts; and the large and medium tiles compiled for
+// this layout (operand_orders::a_row_b_col, `_tn`), which the entry runs for it. Their main loops are
+// held to test/sass/budgets.txt (`ctest -L sass`). f16 compiles to the same loops; the fp8 tile is in
+// gemm_fp8.cu (sm_90a only).
 #include "strata/runtime/runtime.hpp"
 #include "strata/ops/gemm/configs.hpp"
 #include "strata/ops/gemm/entry_epilogue.hpp"
@@ -18,12 +20,14 @@ inline constexpr std::size_t row_alignment = 2;
 #else
 inline constexpr std::size_t row_alignment = 16;
 #endif
-template <sg::shape S>
-using entry_tile = sg::configs::sm80<strata::arch::sm80, strata::bf16, epilogue, S, row_alignment>;
+template <sg::shape S, sg::operand_orders Orders = sg::operand_orders::any>
+using entry_tile = sg::configs::sm80<strata::arch::sm80, strata::bf16, epilogue, S, row_alignment, Orders>;
 
 struct sass_gemm_bf16_large : entry_tile<sg::configs::sm80_large> {};
 struct sass_gemm_bf16_medium : entry_tile<sg::configs::sm80_medium> {};
 struct sass_gemm_bf16_skinny : entry_tile<sg::configs::sm80_skinny> {};
+struct sass_gemm_bf16_large_tn : entry_tile<sg::configs::sm80_large, sg::operand_orders::a_row_b_col> {};
+struct sass_gemm_bf16_medium_tn : entry_tile<sg::configs::sm80_medium, sg::operand_orders::a_row_b_col> {};
 
 template <class K>
 void launch_tile(strata::stream& s, const strata::bf16* a, const strata::bf16* b, strata::bf16* d, int m, int n, int k) {
@@ -32,9 +36,11 @@ void launch_tile(strata::stream& s, const strata::bf16* a, const strata::bf16* b
   strata::launch(s, K::launch_shape_of(p), K{}, p);
 }
 
-// Never called: instantiates the launches, so that nvcc compiles the three kernels.
+// Never called: instantiates the launches, so that nvcc compiles the five kernels.
 void sass_gemm(strata::stream& s, const strata::bf16* a, const strata::bf16* b, strata::bf16* d, int m, int n, int k) {
   launch_tile<sass_gemm_bf16_large>(s, a, b, d, m, n, k);
   launch_tile<sass_gemm_bf16_medium>(s, a, b, d, m, n, k);
   launch_tile<sass_gemm_bf16_skinny>(s, a, b, d, m, n, k);
+  launch_tile<sass_gemm_bf16_large_tn>(s, a, b, d, m, n, k);
+  launch_tile<sass_gemm_bf16_medium_tn>(s, a, b, d, m, n, k);
 }

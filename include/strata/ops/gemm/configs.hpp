@@ -112,8 +112,9 @@ template <class T>
 using fma_acc = std::conditional_t<std::is_integral_v<T>, std::int32_t, float>;
 
 // ---- kernels -----------------------------------------------------------------------------------
-template <class Target, class T, class Epilogue, shape S = sm80_large, std::size_t Align = sizeof(T)>
-using sm80 = kernel<Target, typename sm80_atom<T>::type, S, Epilogue, order::default_for<Target>, Align>;
+template <class Target, class T, class Epilogue, shape S = sm80_large, std::size_t Align = sizeof(T),
+          operand_orders Orders = operand_orders::any>
+using sm80 = kernel<Target, typename sm80_atom<T>::type, S, Epilogue, order::default_for<Target>, Align, Orders>;
 
 template <class Target, class T, class Epilogue, bool Large = true, std::size_t Align = sizeof(T)>
 using cdna = kernel<Target, typename cdna_atom<Target, T, Large>::type,

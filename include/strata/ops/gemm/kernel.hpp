@@ -41,6 +41,7 @@
 #include "strata/mma/ldmatrix_fragments.hpp"
 #include "strata/mma/mma.hpp"
 #include "strata/pipeline/pipeline.hpp"
+#include "strata/runtime/error.hpp"
 #include "strata/runtime/launch_shape.hpp"
 
 namespace strata::ops::gemm {
@@ -127,6 +128,13 @@ inline constexpr bool is_tf32 = std::is_same_v<Atom, mma::sm80_16x8x8_f32tf32>;
 
 }  // namespace detail
 
+/// The storage orders of A and B a kernel is compiled for. `any` reads them from the params at run
+/// time: both copy forms of each operand and both ldmatrix forms sit in the K loop, and a predicate
+/// picks one per K step. A fixed pair compiles only its own: the host entry's common case, A
+/// row-major and B column-major (y = x W^T with W stored row-major), gets its own instantiation of the
+/// large and medium CUDA tiles (test/sass/budgets.txt: 13.28 -> 5.84 static instructions per HMMA).
+enum class operand_orders { any, a_row_b_col };
+
 /// The problem one launch solves (per batch entry): D (m x n) = epilogue(A (m x k) * B (k x n)).
 struct problem {
   int m = 0, n = 0, k = 0;
@@ -137,8 +145,10 @@ struct problem {
 ///   AlignBytes  the alignment every row start of A and B is guaranteed to have (base pointers, lds
 ///               and tile offsets): it sets the copy width (16: cp.async 16 B on sm80). The host entry
 ///               checks it before choosing a 16-byte instantiation.
+///   Orders      A's and B's storage orders, when fixed at compile time (operand_orders); make_params
+///               refuses operands of other orders.
 template <class Target, class Atom, shape S, class Epilogue, class Order = order::default_for<Target>,
-          std::size_t AlignBytes = sizeof(typename Atom::a_type)>
+          std::size_t AlignBytes = sizeof(typename Atom::a_type), operand_orders Orders = operand_orders::any>
 struct kernel {
   using target = Target;
   using atom = Atom;
@@ -150,6 +160,8 @@ struct kernel {
   using td = typename Epilogue::output_type;
   static constexpr shape tiles = S;
   static constexpr std::size_t align_bytes = AlignBytes;
+  static constexpr operand_orders orders = Orders;
+  static constexpr bool fixed_orders = Orders == operand_orders::a_row_b_col;
   static constexpr const char* name = "strata::ops::gemm::kernel";
 
   // Preconditions, in words.
@@ -179,11 +191,21 @@ struct kernel {
   using warp_tile = mma::warp_tile<Atom, warp_m, warp_n, S.tile_k>;
 
   // Global -> shared copies of one stage, one per operand order: the contiguous dimension is the
-  // tile's columns.
-  using copy_a_row = copy::tile_copy<ta, S.tile_m, S.tile_k, AlignBytes>;  // (BLK_M, BLK_K)
-  using copy_a_col = copy::tile_copy<ta, S.tile_k, S.tile_m, AlignBytes>;  // (BLK_K, BLK_M)
-  using copy_b_row = copy::tile_copy<tb, S.tile_k, S.tile_n, AlignBytes>;  // (BLK_K, BLK_N)
-  using copy_b_col = copy::tile_copy<tb, S.tile_n, S.tile_k, AlignBytes>;  // (BLK_N, BLK_K)
+  // tile's columns. The block's thread count is fixed, so each thread's copy loop can unroll
+  // (tile_copy's Threads). The 256-thread NVIDIA tiles with fixed operand orders do: the bf16 large
+  // tile's K loop then holds no loop and 5.84 static instructions per HMMA (6.19 with the copy
+  // loops), at 120 registers. The others keep the loop. Unrolled, the copy addresses were hoisted out
+  // of the K loop and stayed live: the any-order large tile went from 128 to 174 registers (one block
+  // per SM instead of two), ptxas spilled 20 bytes in the fp8 skinny tile under the 128-register cap
+  // (sm_90a), and clang 15 spilled 4-14 SGPRs in the gfx940 MFMA tiles.
+  static constexpr int copy_threads =
+      fixed_orders && min_blocks_per_multiprocessor == 0 && Target::vendor_id == arch::vendor::nvidia ? threads : 0;
+  template <class T, int Rows, int Cols>
+  using stage_copy = copy::tile_copy<T, Rows, Cols, AlignBytes, copy::widest_vector_bytes<T, Cols, AlignBytes>, copy_threads>;
+  using copy_a_row = stage_copy<ta, S.tile_m, S.tile_k>;  // (BLK_M, BLK_K)
+  using copy_a_col = stage_copy<ta, S.tile_k, S.tile_m>;  // (BLK_K, BLK_M)
+  using copy_b_row = stage_copy<tb, S.tile_k, S.tile_n>;  // (BLK_K, BLK_N)
+  using copy_b_col = stage_copy<tb, S.tile_n, S.tile_k>;  // (BLK_N, BLK_K)
 
   // Fragments from shared memory: ldmatrix.x4 for the 16-bit m16n8k16 atoms on targets that have it
   // (one instruction per 16 x 16 piece), else one load per element through the atom's fragment map.
@@ -222,6 +244,12 @@ struct kernel {
   /// Params for a problem; `splits` > 1 needs a workspace of partial_elements(problem, splits) acc_type.
   static params make_params(const problem& pr, operand<const ta> a, operand<const tb> b, operand<td> d,
                             const typename Epilogue::params& ep, int splits = 1, acc_type* partials = nullptr) {
+    if constexpr (fixed_orders) {
+      if (a.order != layout::row_major || b.order != layout::col_major)
+        throw invalid_argument("strata::ops::gemm::kernel::make_params", a.order != layout::row_major ? "a" : "b",
+                               "this kernel is compiled for A row-major and B column-major (operand_orders::a_row_b_col); "
+                               "use the operand_orders::any instantiation for other layouts");
+    }
     params p{};
     p.size = pr;
     p.a = a;
@@ -304,7 +332,13 @@ struct kernel {
     const int m0 = int(t.m) * S.tile_m, n0 = int(t.n) * S.tile_n;
     const ta* a = p.a.data + batch * p.a.batch_stride;
     const tb* b = p.b.data + batch * p.b.batch_stride;
-    const bool a_row = p.a.order == layout::row_major, b_row = p.b.order == layout::row_major;
+    // Fixed orders: constants, so only their copy and ldmatrix forms are compiled into the loop.
+    const bool a_row = fixed_orders || p.a.order == layout::row_major;
+    const bool b_row = !fixed_orders && p.b.order == layout::row_major;
+    if constexpr (fixed_orders && Ctx::emulated) {
+      if (p.a.order != layout::row_major || p.b.order != layout::col_major)
+        kernel_bug(ctx.emulated_thread(), "gemm::kernel compiled for A row-major and B column-major got other layouts");
+    }
     // Stage `st` <- K step `kt`: rows/columns past M, N or K are zero-filled by the copy.
     mainloop(ctx, kt_begin, kt_end, a_row, b_row, acc, [&](auto& pipe, shared_storage& smem, int st, int kt) {
       const int k0 = kt * S.tile_k;
