@@ -62,11 +62,13 @@ void check_budget(const budget& b, const emu::launch_statistics& l, long long ti
 }
 
 template <class Kernel>
-void gemm_budget(const budget& b, int m_tiles, int n_tiles, int k_tiles) {
+void gemm_budget(const budget& b, int m_tiles, int n_tiles, int k_tiles,
+                 strata::ops::gemm::layout b_order = strata::ops::gemm::layout::row_major) {
   using namespace strata_test::gemm;
   constexpr auto S = Kernel::tiles;
   emu::statistics_recorder rec;
-  check<Kernel>({.m = m_tiles * S.tile_m, .n = n_tiles * S.tile_n, .k = k_tiles * S.tile_k, .beta = 0.5f, .seed = 7});
+  check<Kernel>({.m = m_tiles * S.tile_m, .n = n_tiles * S.tile_n, .k = k_tiles * S.tile_k, .b = b_order, .beta = 0.5f,
+                 .seed = 7});
   const auto& l = launch_of(rec, Kernel::name);
   REQUIRE(l.blocks == m_tiles * n_tiles);
   check_budget(b, l, k_tiles);
@@ -109,6 +111,28 @@ TEST_CASE("wavefront budgets: GEMM sm80 bf16 configurations", "[wavefronts][gemm
   gemm_budget<cfg::sm80<arch::sm80, bf16, E, cfg::sm80_skinny, 16>>({"gemm sm80_skinny 16x64x64", 52, 52}, 2, 2, 3);
   gemm_budget<cfg::sm80<arch::sm80, bf16, E, cfg::sm80_medium, 16>>({"gemm sm80_medium 64x64x32", 56, 48}, 2, 2, 3);
   gemm_budget<cfg::sm80<arch::sm80, bf16, E, cfg::sm80_large, 16>>({"gemm sm80_large 128x128x32", 72, 64}, 2, 1, 3);
+  // A row-major x B column-major, the benchmarked layout, in the tiles compiled for it (what the entry
+  // runs for that layout). B's stage is then column-major with 80-byte padded rows like A's, so its
+  // cp.async writes lose 8 more per warp-tile than B row-major's 272-byte rows: 80 against 72 (large).
+  using sg_layout = strata::ops::gemm::layout;
+  constexpr auto tn = strata::ops::gemm::operand_orders::a_row_b_col;
+  gemm_budget<cfg::sm80<arch::sm80, bf16, E, cfg::sm80_medium, 16, tn>>({"gemm sm80_medium 64x64x32 A row x B col", 64, 48}, 2, 2,
+                                                                         3, sg_layout::col_major);
+  gemm_budget<cfg::sm80<arch::sm80, bf16, E, cfg::sm80_large, 16, tn>>({"gemm sm80_large 128x128x32 A row x B col", 80, 64}, 2, 1,
+                                                                        3, sg_layout::col_major);
+}
+
+// GEMM on CDNA (gfx942, 64-lane wavefronts, the LDS model of bank_model.hpp): the MFMA tiles the HIP
+// entry dispatches for bf16. Their stages are written with plain vector stores (copy::vector_copy, no
+// context), which the counter cannot see; the count is the fragment loads' (warp_tile, element pairs
+// merged). The race-check build reports the stage writes as uncounted. Measured 2026-12-06: the
+// fragment loads cost 10x and 9x their ideal (320 / 32, 576 / 64): unpadded 64-byte stage rows read
+// element-wise by 64 lanes, many rows per bank group. Goal: the ideal (padded or swizzled LDS rows and
+// wide fragment loads, issue 35 item 8).
+TEST_CASE("wavefront budgets: GEMM CDNA bf16 configurations (gfx942)", "[wavefronts][gemm][cdna]") {
+  using E = strata::epilogue::chain<strata::epilogue::alpha_beta<bf16>, strata::epilogue::convert_to<bf16>>;
+  gemm_budget<cfg::cdna<arch::gfx942, bf16, E, false>>({"gemm cdna skinny (gfx942)", 320, 32}, 2, 2, 3);
+  gemm_budget<cfg::cdna<arch::gfx942, bf16, E, true>>({"gemm cdna large (gfx942)", 576, 64}, 1, 1, 3);
 }
 
 // Attention forward, bf16, default_config<sm80, bf16, D, D> (4 warps of 16 query rows, 64-key tiles).
