@@ -21,11 +21,12 @@ TEST_CASE("gemm sm80 bf16 -> bf16, 16-byte cp.async and 2-byte plain copies", "[
 }
 
 TEST_CASE("gemm sm80 tiles compiled for A row-major, B column-major (operand_orders::a_row_b_col)", "[gemm]") {
-  // What strata::gemm runs on CUDA for that layout with 16-byte rows: the large and medium tiles with
-  // the layouts fixed at compile time and, for the 256-thread tile, each thread's copies unrolled.
+  // What strata::gemm runs on CUDA for that layout with 16-byte rows: every tile with the layouts fixed
+  // at compile time and, for the 256-thread tile, each thread's copies unrolled.
   using E = ep::chain<ep::alpha_beta<bf16>, ep::convert_to<bf16>>;
   using KL = cfg::sm80<arch::sm80, bf16, E, cfg::sm80_large, 16, sg::operand_orders::a_row_b_col>;
   using KM = cfg::sm80<arch::sm80, bf16, E, cfg::sm80_medium, 16, sg::operand_orders::a_row_b_col>;
+  using KS = cfg::sm80<arch::sm80, bf16, E, cfg::sm80_skinny, 16, sg::operand_orders::a_row_b_col>;
   using KA = cfg::sm80<arch::sm80, bf16, E, cfg::sm80_large, 16>;  // the same tile, layouts read at run time
   const auto tn = [](case_t c) {
     c.a = sg::layout::row_major;
@@ -43,6 +44,8 @@ TEST_CASE("gemm sm80 tiles compiled for A row-major, B column-major (operand_ord
   check<KL>(tn({.m = 129, .n = 130, .k = 64, .stream_k = 2, .seed = 76}));
   check<KM>(tn({.m = 67, .n = 65, .k = 33, .d = sg::layout::col_major, .beta = 0.5f, .pad = 7, .seed = 77}));
   check<KM>(tn({.m = 1, .n = 8, .k = 8, .seed = 78}));
+  check<KS>(tn({.m = 13, .n = 70, .k = 136, .beta = 0.5f, .seed = 80}));
+  check<KS>(tn({.m = 1, .n = 1, .k = 8, .splits = 2, .seed = 81}));
   // Bit for bit the any-order kernel's result: same tiles, same fragments, same summation order.
   const case_t same = tn({.m = 150, .n = 90, .k = 100, .beta = 0.5f, .pad = 4, .seed = 79});
   REQUIRE(check<KL>(same) == check<KA>(same));
@@ -50,8 +53,8 @@ TEST_CASE("gemm sm80 tiles compiled for A row-major, B column-major (operand_ord
 
 TEST_CASE("strata::gemm CUDA dispatch, bf16: A row-major x B column-major takes the fixed-order tiles", "[gemm]") {
   // sg::detail::run with the CUDA platform picks what a CUDA build runs (the sm80 tiles, as sm80 here):
-  // for this layout with 16-byte rows, the operand_orders::a_row_b_col large (M > 128) and medium
-  // tiles; the other layouts, odd leading dimensions and stream-K take the any-order ones.
+  // for this layout with 16-byte rows, the operand_orders::a_row_b_col large (M > 128), medium and
+  // skinny (M <= 16) tiles; the other layouts, odd leading dimensions and stream-K take the any-order ones.
   using cuda = sg::detail::platform<sg::detail::platform_kind::cuda>;
   using sg::layout;
   struct gemm_case {
@@ -61,6 +64,7 @@ TEST_CASE("strata::gemm CUDA dispatch, bf16: A row-major x B column-major takes 
     bool stream_k;
   };
   for (const gemm_case c : {gemm_case{150, 70, 72, layout::row_major, layout::col_major, 0, false},
+                            gemm_case{9, 40, 88, layout::row_major, layout::col_major, 0, false},
                             gemm_case{40, 33, 50, layout::row_major, layout::col_major, 8, false},
                             gemm_case{150, 70, 72, layout::col_major, layout::row_major, 0, false},
                             gemm_case{140, 40, 64, layout::row_major, layout::col_major, 3, false},
@@ -139,6 +143,14 @@ TEST_CASE("gemm sm90a fp8 e4m3 / e5m2 (mma.sync m16n8k32) -> bf16", "[gemm]") {
   using K5 = cfg::sm80<arch::sm90a, strata::f8_e5m2, E, cfg::sm80_skinny>;
   for (const auto& c : shapes()) check<K4>(c);
   check<K5>({.m = 13, .n = 21, .k = 70, .a = sg::layout::col_major, .beta = 0.5f, .seed = 41});
+  // The skinny tile compiled for A row-major x B column-major (what the entry runs for that layout with
+  // 16-byte rows: 4-byte fragment loads instead of 1-byte ones), against the reference and bit for bit
+  // against the any-order tile.
+  using K4tn = cfg::sm80<arch::sm90a, strata::f8_e4m3, E, cfg::sm80_skinny, 16, sg::operand_orders::a_row_b_col>;
+  using K4any = cfg::sm80<arch::sm90a, strata::f8_e4m3, E, cfg::sm80_skinny, 16>;
+  const case_t tn{.m = 21, .n = 70, .k = 112, .b = sg::layout::col_major, .beta = 0.5f, .pad = 16, .seed = 42};
+  REQUIRE(check<K4tn>(tn) == check<K4any>(tn));
+  check<K4tn>({.m = 3, .n = 5, .k = 0, .b = sg::layout::col_major, .beta = 1.f, .seed = 43});
 }
 
 TEST_CASE("gemm sm80 serial split-K (bf16 -> bf16, tf32)", "[gemm]") {

@@ -2,8 +2,8 @@
 // test/sass/gemm.cu -- the GEMM tiles the CUDA host entry launches for bf16 (A row-major, B column-major,
 // 16-byte rows: the benchmarked layout), one kernel each, named so that tools/sass/check_budgets.py
 // finds them in the SASS: large (M > 128), medium (16 < M <= 128, and stream-K) and skinny (decode,
-// M <= 16), in the form compiled for any A and B layouts; and the large and medium tiles compiled for
-// this layout (operand_orders::a_row_b_col, `_tn`), which the entry runs for it. Their main loops are
+// M <= 16), in the form compiled for any A and B layouts; and the same tiles compiled for this layout
+// (operand_orders::a_row_b_col, `_tn`), which the entry runs for it. Their main loops are
 // held to test/sass/budgets.txt (`ctest -L sass`). f16 compiles to the same loops; the fp8 tile is in
 // gemm_fp8.cu (sm_90a only).
 #include "strata/runtime/runtime.hpp"
@@ -28,6 +28,7 @@ struct sass_gemm_bf16_medium : entry_tile<sg::configs::sm80_medium> {};
 struct sass_gemm_bf16_skinny : entry_tile<sg::configs::sm80_skinny> {};
 struct sass_gemm_bf16_large_tn : entry_tile<sg::configs::sm80_large, sg::operand_orders::a_row_b_col> {};
 struct sass_gemm_bf16_medium_tn : entry_tile<sg::configs::sm80_medium, sg::operand_orders::a_row_b_col> {};
+struct sass_gemm_bf16_skinny_tn : entry_tile<sg::configs::sm80_skinny, sg::operand_orders::a_row_b_col> {};
 
 template <class K>
 void launch_tile(strata::stream& s, const strata::bf16* a, const strata::bf16* b, strata::bf16* d, int m, int n, int k) {
@@ -36,11 +37,12 @@ void launch_tile(strata::stream& s, const strata::bf16* a, const strata::bf16* b
   strata::launch(s, K::launch_shape_of(p), K{}, p);
 }
 
-// Never called: instantiates the launches, so that nvcc compiles the five kernels.
+// Never called: instantiates the launches, so that nvcc compiles the six kernels.
 void sass_gemm(strata::stream& s, const strata::bf16* a, const strata::bf16* b, strata::bf16* d, int m, int n, int k) {
   launch_tile<sass_gemm_bf16_large>(s, a, b, d, m, n, k);
   launch_tile<sass_gemm_bf16_medium>(s, a, b, d, m, n, k);
   launch_tile<sass_gemm_bf16_skinny>(s, a, b, d, m, n, k);
   launch_tile<sass_gemm_bf16_large_tn>(s, a, b, d, m, n, k);
   launch_tile<sass_gemm_bf16_medium_tn>(s, a, b, d, m, n, k);
+  launch_tile<sass_gemm_bf16_skinny_tn>(s, a, b, d, m, n, k);
 }

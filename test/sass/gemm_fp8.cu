@@ -11,12 +11,21 @@
 
 namespace sg = strata::ops::gemm;
 using epilogue = sg::detail::entry_epilogue_fp8<strata::bf16>;
-struct sass_gemm_e4m3_skinny : sg::configs::sm80<strata::arch::sm90a, strata::f8_e4m3, epilogue, sg::configs::sm80_skinny, 16> {};
+template <sg::operand_orders Orders = sg::operand_orders::any>
+using fp8_tile = sg::configs::sm80<strata::arch::sm90a, strata::f8_e4m3, epilogue, sg::configs::sm80_skinny, 16, Orders>;
+struct sass_gemm_e4m3_skinny : fp8_tile<> {};
+// Compiled for A row-major x B column-major: what the entry runs for that layout with 16-byte rows.
+struct sass_gemm_e4m3_skinny_tn : fp8_tile<sg::operand_orders::a_row_b_col> {};
 
-// Never called: instantiates the launch, so that nvcc compiles the kernel.
-void sass_gemm_fp8(strata::stream& s, const strata::f8_e4m3* a, const strata::f8_e4m3* b, strata::bf16* d, int m, int n, int k) {
-  using K = sass_gemm_e4m3_skinny;
+template <class K>
+void launch_tile(strata::stream& s, const strata::f8_e4m3* a, const strata::f8_e4m3* b, strata::bf16* d, int m, int n, int k) {
   const auto p = K::make_params({m, n, k, 1}, {a, k, sg::layout::row_major}, {b, k, sg::layout::col_major},
                                 {d, n, sg::layout::row_major}, epilogue::make_params({}, {.alpha = 1.f}, {}, {}));
   strata::launch(s, K::launch_shape_of(p), K{}, p);
+}
+
+// Never called: instantiates the launches, so that nvcc compiles the kernels.
+void sass_gemm_fp8(strata::stream& s, const strata::f8_e4m3* a, const strata::f8_e4m3* b, strata::bf16* d, int m, int n, int k) {
+  launch_tile<sass_gemm_e4m3_skinny>(s, a, b, d, m, n, k);
+  launch_tile<sass_gemm_e4m3_skinny_tn>(s, a, b, d, m, n, k);
 }

@@ -131,8 +131,8 @@ inline constexpr bool is_tf32 = std::is_same_v<Atom, mma::sm80_16x8x8_f32tf32>;
 /// The storage orders of A and B a kernel is compiled for. `any` reads them from the params at run
 /// time: both copy forms of each operand and both ldmatrix forms sit in the K loop, and a predicate
 /// picks one per K step. A fixed pair compiles only its own: the host entry's common case, A
-/// row-major and B column-major (y = x W^T with W stored row-major), gets its own instantiation of the
-/// large and medium CUDA tiles (test/sass/budgets.txt: 13.28 -> 5.84 static instructions per HMMA).
+/// row-major and B column-major (y = x W^T with W stored row-major), gets its own instantiation of
+/// each CUDA tile (test/sass/budgets.txt: 13.28 -> 5.84 static instructions per HMMA, large tile).
 enum class operand_orders { any, a_row_b_col };
 
 /// The problem one launch solves (per batch entry): D (m x n) = epilogue(A (m x k) * B (k x n)).
