@@ -59,6 +59,12 @@ struct gpu_api_table {
   static error_t get_device(int* device) noexcept { return STRATA_GPU_API(GetDevice)(device); }
 
   // ---- launch
+  /// What a vendor launcher (runtime/<vendor>/trampoline.hpp) returns: the launch's status and the
+  /// call that returned it, for the error message.
+  struct launch_result {
+    error_t status;
+    const char* call;
+  };
   /// Raises a kernel's dynamic shared memory limit (needed above api::default_dynamic_shared_limit).
   static error_t set_max_dynamic_shared(const void* fn, int bytes) noexcept {
     return STRATA_GPU_API(FuncSetAttribute)(fn, STRATA_GPU_API(FuncAttributeMaxDynamicSharedMemorySize), bytes);
