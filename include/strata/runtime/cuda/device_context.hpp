@@ -8,6 +8,11 @@
 // The level objects are empty or nearly empty and fully inlined: each query reads a special register
 // (%tid, %ctaid, %laneid, %cluster_ctarank, ...) where it is used, and the compiler drops what a
 // kernel does not ask for.
+//
+// The grid and block levels, the warp geometry and reductions and the shared-memory window are shared
+// with HIP (runtime/gpu/device_context.hpp). What is here is NVIDIA's own: the chiplet index from %smid and
+// the calibration table (NVIDIA documents no die id), thread block clusters and distributed shared
+// memory (sm_90+, absent on AMD), 32-lane warps with the *_sync collectives, and __nanosleep back-off.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -23,16 +28,14 @@
 #include "strata/hierarchy/levels.hpp"
 #include "strata/runtime/chiplet_calibration.hpp"
 #include "strata/runtime/detail/shuffle.hpp"
+#include "strata/runtime/gpu/device_context.hpp"
 
 namespace strata::cuda {
 
 namespace detail {
 
-/// Linear thread id in the block, x fastest (the order in which CUDA packs threads into warps).
-STRATA_DEVICE STRATA_FORCEINLINE int thread_rank() {
-  return static_cast<int>(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
-}
-STRATA_DEVICE STRATA_FORCEINLINE int block_threads() { return static_cast<int>(blockDim.x * blockDim.y * blockDim.z); }
+using strata::detail::gpu::block_threads;
+using strata::detail::gpu::thread_rank;
 
 /// True in a device pass for a GPU with thread block clusters (sm_90 and later).
 inline constexpr bool hardware_clusters = STRATA_CUDA_DEVICE_PASS && (arch::current::max_cluster_size > 1);
@@ -89,14 +92,9 @@ struct smid_table_slot<false> {};
 
 /// The context handed to a kernel by the CUDA trampoline (runtime/cuda/launch.hpp).
 template <class Target>
-class device_context {
+class device_context : public strata::detail::gpu::context_base<device_context<Target>, Target> {
  public:
-  using target = Target;
-  /// Atoms take their device path under this context (the emulator's context says true).
-  static constexpr bool emulated = false;
-  static constexpr int warp_size = Target::warp_size;
-
-  static_assert(arch::target<Target>, "strata::cuda::device_context<Target>: Target must be an arch descriptor");
+  // target, emulated (false), warp_size (Target's): gpu::context_base.
   // In the host pass arch::current is `host`; only the device pass knows the GPU's warp size.
   static_assert(!STRATA_CUDA_DEVICE_PASS || Target::warp_size == arch::current_warp_size,
                 "strata::cuda::device_context: the kernel's target declares a warp size that differs from the "
@@ -110,12 +108,8 @@ class device_context {
 
   // ---- levels ------------------------------------------------------------------------------------
 
-  struct grid_level {
-    STRATA_DEVICE dims shape() const {
-      return dims(static_cast<int>(gridDim.x), static_cast<int>(gridDim.y), static_cast<int>(gridDim.z));
-    }
-    STRATA_DEVICE long long size() const { return shape().volume(); }
-  };
+  using grid_level = strata::detail::gpu::grid_level;
+  using block_level = strata::detail::gpu::block_level;
 
   /// The %smid -> chiplet table of the launch, carried only by targets with more than one chiplet.
   using smid_table_type = detail::smid_table_slot<(Target::chiplets.count > 1)>;
@@ -139,26 +133,6 @@ class device_context {
       }
     }
     STRATA_DEVICE static constexpr int count() { return Target::chiplets.count; }
-  };
-
-  struct block_level {
-    STRATA_DEVICE dims index() const {
-      return dims(static_cast<int>(blockIdx.x), static_cast<int>(blockIdx.y), static_cast<int>(blockIdx.z));
-    }
-    /// Linear block id in the grid, x fastest.
-    STRATA_DEVICE long long rank() const {
-      return blockIdx.x + static_cast<long long>(gridDim.x) * (blockIdx.y + static_cast<long long>(gridDim.y) * blockIdx.z);
-    }
-    STRATA_DEVICE dims shape() const {
-      return dims(static_cast<int>(blockDim.x), static_cast<int>(blockDim.y), static_cast<int>(blockDim.z));
-    }
-    STRATA_DEVICE int size() const { return detail::block_threads(); }
-    STRATA_DEVICE dims thread_index() const {
-      return dims(static_cast<int>(threadIdx.x), static_cast<int>(threadIdx.y), static_cast<int>(threadIdx.z));
-    }
-    STRATA_DEVICE int thread_rank() const { return detail::thread_rank(); }
-    /// Barrier of every thread of the block, with shared and global memory ordering (bar.sync 0).
-    STRATA_DEVICE void sync() const { __syncthreads(); }
   };
 
   struct cluster_level {
@@ -233,27 +207,15 @@ class device_context {
     }
   };
 
-  struct warp_level {
-    /// Atoms take the device path (inline asm / builtins) for this warp, not the emulator's.
-    static constexpr bool emulated = false;
+  /// emulated, size(), index(), count(), active_lanes(), reduce/sum/max/min: gpu::warp_common.
+  struct warp_level : strata::detail::gpu::warp_common<warp_level, 32> {
     using mask_type = lane_mask<32>;
 
-    STRATA_DEVICE static constexpr int size() { return 32; }
-    /// Warp index inside the block.
-    STRATA_DEVICE int index() const { return detail::thread_rank() / 32; }
-    /// Warps per block (the last one may be partial).
-    STRATA_DEVICE int count() const { return (detail::block_threads() + 31) / 32; }
     STRATA_DEVICE int lane_index() const { return static_cast<int>(detail::lane_id()); }
-    /// Lanes that exist in this warp: 32, except in the last warp of a block whose size is not a
-    /// multiple of 32.
-    STRATA_DEVICE int active_lanes() const {
-      const int rest = detail::block_threads() - index() * 32;
-      return rest < 32 ? rest : 32;
-    }
     /// The lanes that exist. Collectives name exactly these lanes: a full-warp mask on a partial
     /// warp would wait for lanes that were never launched.
     STRATA_DEVICE mask_type lanes() const {
-      const int n = active_lanes();
+      const int n = this->active_lanes();
       return n >= 32 ? 0xffffffffu : ((1u << n) - 1u);
     }
 
@@ -287,16 +249,6 @@ class device_context {
     STRATA_DEVICE mask_type ballot(bool p) const { return __ballot_sync(lanes(), p); }
     STRATA_DEVICE bool any(bool p) const { return __any_sync(lanes(), p) != 0; }
     STRATA_DEVICE bool all(bool p) const { return __all_sync(lanes(), p) != 0; }
-
-    /// All-reduce with strata::detail::tree_reduce: the same order of operations on every backend.
-    template <class T, class Op>
-    STRATA_DEVICE T reduce(const T& v, Op op) const { return strata::detail::tree_reduce(*this, v, op); }
-    template <class T>
-    STRATA_DEVICE T sum(const T& v) const { return reduce(v, plus{}); }
-    template <class T>
-    STRATA_DEVICE T max(const T& v) const { return reduce(v, maximum{}); }
-    template <class T>
-    STRATA_DEVICE T min(const T& v) const { return reduce(v, minimum{}); }
   };
 
   struct lane_level {
@@ -311,7 +263,7 @@ class device_context {
   /// target with one chiplet ignores them.
   STRATA_DEVICE device_context(unsigned char* shared, std::size_t dynamic_offset,
                                const unsigned char* smid_table = nullptr, int smid_table_size = 0)
-      : shared_(shared), dynamic_(shared + dynamic_offset) {
+      : strata::detail::gpu::context_base<device_context, Target>(shared, dynamic_offset) {
     if constexpr (Target::chiplets.count > 1) {
       smid_table_.table = smid_table;
       smid_table_.size = smid_table_size;
@@ -321,12 +273,8 @@ class device_context {
     }
   }
 
-  STRATA_DEVICE grid_level grid() const { return {}; }
+  // grid(), cluster(), block(), warp(), lane(), shared<T>(), dynamic_shared<T>(): gpu::context_base.
   STRATA_DEVICE chiplet_level chiplet() const { return chiplet_level{smid_table_}; }
-  STRATA_DEVICE cluster_level cluster() const { return {}; }
-  STRATA_DEVICE block_level block() const { return {}; }
-  STRATA_DEVICE warp_level warp() const { return {}; }
-  STRATA_DEVICE lane_level lane() const { return {}; }
 
   /// Returns once pred() is true, backing off between checks so a spinning warp leaves issue slots
   /// to the warps it waits for. pred reads memory another block writes: use strata::atomic loads.
@@ -335,22 +283,7 @@ class device_context {
     while (!pred()) __nanosleep(64);
   }
 
-  /// The kernel's static shared storage (Kernel::shared_storage).
-  template <class T>
-  STRATA_DEVICE T& shared() const {
-    static_assert(alignof(T) <= shared_alignment, "ctx.shared<T>(): T needs more than the 128-byte alignment of shared memory");
-    return *reinterpret_cast<T*>(shared_);
-  }
-  /// The dynamic shared memory requested with launch_shape::dynamic_shared_bytes.
-  template <class T>
-  STRATA_DEVICE T* dynamic_shared() const {
-    static_assert(alignof(T) <= shared_alignment, "ctx.dynamic_shared<T>(): T needs more than the 128-byte alignment of shared memory");
-    return reinterpret_cast<T*>(dynamic_);
-  }
-
  private:
-  unsigned char* shared_;
-  unsigned char* dynamic_;
   [[no_unique_address]] smid_table_type smid_table_{};
 };
 

@@ -7,6 +7,12 @@
 //
 // CDNA wavefronts have 64 lanes. Lane permutes go through ds_bpermute_b32 (LDS crossbar, no LDS
 // storage used), which takes any source lane; ballots are the 64-bit compare masks of the wave.
+//
+// The grid and block levels, the warp geometry and reductions and the shared-memory window are shared
+// with CUDA (runtime/gpu/device_context.hpp). What is here is AMD's own: the chiplet index from HW_REG_XCC_ID
+// (the hardware names the XCD; NVIDIA has no such register), no thread block clusters, 64-lane
+// wavefronts whose lanes run in lockstep (permutes and ballots instead of *_sync collectives, memory
+// fences instead of a warp barrier), and s_sleep back-off.
 #pragma once
 
 #include <hip/hip_runtime.h>
@@ -21,16 +27,14 @@
 #include "strata/hierarchy/kernel.hpp"
 #include "strata/hierarchy/levels.hpp"
 #include "strata/runtime/detail/shuffle.hpp"
+#include "strata/runtime/gpu/device_context.hpp"
 
 namespace strata::hip {
 
 namespace detail {
 
-/// Linear thread id in the block, x fastest (the order in which the hardware packs wavefronts).
-STRATA_DEVICE STRATA_FORCEINLINE int thread_rank() {
-  return static_cast<int>(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
-}
-STRATA_DEVICE STRATA_FORCEINLINE int block_threads() { return static_cast<int>(blockDim.x * blockDim.y * blockDim.z); }
+using strata::detail::gpu::block_threads;
+using strata::detail::gpu::thread_rank;
 
 /// Lane of this thread in its wavefront: mbcnt counts the set bits of an all-ones mask below this lane.
 STRATA_DEVICE STRATA_FORCEINLINE int lane_id() {
@@ -73,14 +77,8 @@ STRATA_DEVICE STRATA_FORCEINLINE int xcc_id() {
 
 /// The context handed to a kernel by the HIP trampoline (runtime/hip/launch.hpp).
 template <class Target>
-class device_context {
+class device_context : public strata::detail::gpu::context_base<device_context<Target>, Target> {
  public:
-  using target = Target;
-  /// Atoms take their device path under this context (the emulator's context says true).
-  static constexpr bool emulated = false;
-  static constexpr int warp_size = Target::warp_size;
-
-  static_assert(arch::target<Target>, "strata::hip::device_context<Target>: Target must be an arch descriptor");
   // In the host pass arch::current is `host`; only the device pass knows the GPU's wavefront size.
   static_assert(!STRATA_HIP_DEVICE_PASS || Target::warp_size == arch::current_warp_size,
                 "strata::hip::device_context: the kernel's target declares a warp size that differs from the "
@@ -89,12 +87,8 @@ class device_context {
 
   // ---- levels ------------------------------------------------------------------------------------
 
-  struct grid_level {
-    STRATA_DEVICE dims shape() const {
-      return dims(static_cast<int>(gridDim.x), static_cast<int>(gridDim.y), static_cast<int>(gridDim.z));
-    }
-    STRATA_DEVICE long long size() const { return shape().volume(); }
-  };
+  using grid_level = strata::detail::gpu::grid_level;
+  using block_level = strata::detail::gpu::block_level;
 
   struct chiplet_level {
     /// The XCD this block runs on, read from the hardware on gfx94x/gfx950 (not the round-robin
@@ -108,26 +102,6 @@ class device_context {
       }
     }
     STRATA_DEVICE static constexpr int count() { return Target::chiplets.count; }
-  };
-
-  struct block_level {
-    STRATA_DEVICE dims index() const {
-      return dims(static_cast<int>(blockIdx.x), static_cast<int>(blockIdx.y), static_cast<int>(blockIdx.z));
-    }
-    /// Linear block id in the grid, x fastest.
-    STRATA_DEVICE long long rank() const {
-      return blockIdx.x + static_cast<long long>(gridDim.x) * (blockIdx.y + static_cast<long long>(gridDim.y) * blockIdx.z);
-    }
-    STRATA_DEVICE dims shape() const {
-      return dims(static_cast<int>(blockDim.x), static_cast<int>(blockDim.y), static_cast<int>(blockDim.z));
-    }
-    STRATA_DEVICE int size() const { return detail::block_threads(); }
-    STRATA_DEVICE dims thread_index() const {
-      return dims(static_cast<int>(threadIdx.x), static_cast<int>(threadIdx.y), static_cast<int>(threadIdx.z));
-    }
-    STRATA_DEVICE int thread_rank() const { return detail::thread_rank(); }
-    /// Workgroup barrier (s_barrier) with workgroup-scope release/acquire fences around it.
-    STRATA_DEVICE void sync() const { __syncthreads(); }
   };
 
   /// AMD GPUs have no thread block clusters: every block is a cluster of one.
@@ -145,21 +119,12 @@ class device_context {
     }
   };
 
-  struct warp_level {
-    /// Atoms take the device path (inline asm / builtins) for this warp, not the emulator's.
-    static constexpr bool emulated = false;
+  /// A wavefront of 64 lanes (CDNA; NVIDIA warps have 32): 64-bit lane masks, and lanes that run in
+  /// lockstep. emulated, size(), index(), count(), active_lanes(), reduce/sum/max/min: gpu::warp_common.
+  struct warp_level : strata::detail::gpu::warp_common<warp_level, 64> {
     using mask_type = lane_mask<64>;
 
-    STRATA_DEVICE static constexpr int size() { return 64; }
-    STRATA_DEVICE int index() const { return detail::thread_rank() / 64; }
-    STRATA_DEVICE int count() const { return (detail::block_threads() + 63) / 64; }
     STRATA_DEVICE int lane_index() const { return detail::lane_id(); }
-    /// Lanes that exist in this wavefront: 64, except in the last wavefront of a block whose size is
-    /// not a multiple of 64 (the missing lanes are off in EXEC and take no part in ballots).
-    STRATA_DEVICE int active_lanes() const {
-      const int rest = detail::block_threads() - index() * 64;
-      return rest < 64 ? rest : 64;
-    }
 
     /// Wavefront lanes execute in lockstep; what needs ordering is memory. The fences make this
     /// lane's shared/global writes visible to the other lanes of the wave, and wave_barrier keeps
@@ -209,16 +174,6 @@ class device_context {
     STRATA_DEVICE bool any(bool p) const { return ballot(p) != 0; }
     /// True when the predicate holds on every lane that exists (lanes off in EXEC do not vote).
     STRATA_DEVICE bool all(bool p) const { return ballot(!p) == 0; }
-
-    /// All-reduce with strata::detail::tree_reduce: the same order of operations on every backend.
-    template <class T, class Op>
-    STRATA_DEVICE T reduce(const T& v, Op op) const { return strata::detail::tree_reduce(*this, v, op); }
-    template <class T>
-    STRATA_DEVICE T sum(const T& v) const { return reduce(v, plus{}); }
-    template <class T>
-    STRATA_DEVICE T max(const T& v) const { return reduce(v, maximum{}); }
-    template <class T>
-    STRATA_DEVICE T min(const T& v) const { return reduce(v, minimum{}); }
   };
 
   struct lane_level {
@@ -230,14 +185,10 @@ class device_context {
   /// `shared` is the block's LDS window: the kernel's static storage at offset 0, the dynamic part
   /// at `dynamic_offset` (see strata::dynamic_shared_offset).
   STRATA_DEVICE device_context(unsigned char* shared, std::size_t dynamic_offset)
-      : shared_(shared), dynamic_(shared + dynamic_offset) {}
+      : strata::detail::gpu::context_base<device_context, Target>(shared, dynamic_offset) {}
 
-  STRATA_DEVICE grid_level grid() const { return {}; }
+  // grid(), cluster(), block(), warp(), lane(), shared<T>(), dynamic_shared<T>(): gpu::context_base.
   STRATA_DEVICE chiplet_level chiplet() const { return {}; }
-  STRATA_DEVICE cluster_level cluster() const { return {}; }
-  STRATA_DEVICE block_level block() const { return {}; }
-  STRATA_DEVICE warp_level warp() const { return {}; }
-  STRATA_DEVICE lane_level lane() const { return {}; }
 
   /// Returns once pred() is true, backing off between checks so a spinning warp leaves issue slots
   /// to the warps it waits for. pred reads memory another block writes: use strata::atomic loads.
@@ -245,23 +196,6 @@ class device_context {
   STRATA_DEVICE void wait_until(Pred&& pred) const {
     while (!pred()) __builtin_amdgcn_s_sleep(1);
   }
-
-  /// The kernel's static shared storage (Kernel::shared_storage).
-  template <class T>
-  STRATA_DEVICE T& shared() const {
-    static_assert(alignof(T) <= shared_alignment, "ctx.shared<T>(): T needs more than the 128-byte alignment of shared memory");
-    return *reinterpret_cast<T*>(shared_);
-  }
-  /// The dynamic shared memory requested with launch_shape::dynamic_shared_bytes.
-  template <class T>
-  STRATA_DEVICE T* dynamic_shared() const {
-    static_assert(alignof(T) <= shared_alignment, "ctx.dynamic_shared<T>(): T needs more than the 128-byte alignment of shared memory");
-    return reinterpret_cast<T*>(dynamic_);
-  }
-
- private:
-  unsigned char* shared_;
-  unsigned char* dynamic_;
 };
 
 }  // namespace strata::hip
