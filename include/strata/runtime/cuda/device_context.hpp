@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/runtime/cuda/device_context.hpp -- the hierarchy context of a kernel running on an NVIDIA GPU.
 //
-// Implements every level documented at the top of strata/hierarchy/levels.hpp with CUDA built-ins,
-// intrinsics and PTX. This file (with the rest of runtime/cuda/) is where threadIdx, __syncthreads,
+// Implements every level documented at the top of strata/hierarchy/levels.hpp with CUDA built-ins, intrinsics
+// and PTX. This file (with runtime/gpu/ and the rest of runtime/cuda/) is where threadIdx, __syncthreads,
 // shuffles and inline assembly live, so that kernels never name them.
 //
 // The level objects are empty or nearly empty and fully inlined: each query reads a special register
@@ -90,7 +90,7 @@ struct smid_table_slot<false> {};
 
 }  // namespace detail
 
-/// The context handed to a kernel by the CUDA trampoline (runtime/cuda/launch.hpp).
+/// The context handed to a kernel by the CUDA trampoline (runtime/cuda/trampoline.hpp).
 template <class Target>
 class device_context : public strata::detail::gpu::context_base<device_context<Target>, Target> {
  public:

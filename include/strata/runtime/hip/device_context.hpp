@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/runtime/hip/device_context.hpp -- the hierarchy context of a kernel running on an AMD GPU.
 //
-// Implements every level documented at the top of strata/hierarchy/levels.hpp with HIP built-ins,
-// clang AMDGPU builtins and GCN assembly. This file (with the rest of runtime/hip/) is where
+// Implements every level documented at the top of strata/hierarchy/levels.hpp with HIP built-ins, clang
+// AMDGPU builtins and GCN assembly. This file (with runtime/gpu/ and the rest of runtime/hip/) is where
 // threadIdx, __syncthreads, lane permutes and inline assembly live, so that kernels never name them.
 //
 // CDNA wavefronts have 64 lanes. Lane permutes go through ds_bpermute_b32 (LDS crossbar, no LDS
@@ -75,7 +75,7 @@ STRATA_DEVICE STRATA_FORCEINLINE int xcc_id() {
 
 }  // namespace detail
 
-/// The context handed to a kernel by the HIP trampoline (runtime/hip/launch.hpp).
+/// The context handed to a kernel by the HIP trampoline (runtime/hip/trampoline.hpp).
 template <class Target>
 class device_context : public strata::detail::gpu::context_base<device_context<Target>, Target> {
  public:
