@@ -61,7 +61,7 @@ TEST_CASE("conv entries: bad arguments are named", "[conv]") {
   expect([&] { strata::conv_backward_weight(f.s, f.p, f.tx, f.ty, {f.dw.data(), sc::dtype::f32}, {.act = sc::activation::relu}); },
          "strata::conv_backward_weight", "options.act", "not supported");
   expect([&] { strata::conv_backward_weight(f.s, f.p, f.tx, f.ty, {f.dw.data(), sc::dtype::f32}, {.split_k = 4}); },
-         "strata::conv_backward_weight", "options.work", "K splits need");
+         "strata::conv_backward_weight", "options.work", "holds 0 bytes; the call needs");
   expect([&] { strata::conv_backward_data(f.s, f.p, {f.y.data(), sc::dtype::i8}, f.tw, f.tx); }, "strata::conv_backward_data",
          "w", "expected i8");
   // Nothing was written by any of the rejected calls.

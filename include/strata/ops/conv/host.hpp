@@ -43,6 +43,7 @@
 #include "strata/ops/conv/types.hpp"
 #include "strata/ops/gemm/gemm.hpp"
 #include "strata/runtime/error.hpp"
+#include "strata/runtime/pointer_table.hpp"
 #include "strata/runtime/runtime.hpp"
 #include "strata/runtime/workspace.hpp"
 
@@ -173,16 +174,13 @@ inline strides strides_of(const tensor& t, spatial e, int channels) {
   return t.layout == strides{} ? channels_last(e, channels) : t.layout;
 }
 
-/// Checks one activation tensor: pointer, dtype, alignment, non-negative strides; an output also
-/// needs strides that give every element its own address.
+/// Checks one activation tensor: dtype, non-negative strides; an output also needs strides that give
+/// every element its own address. (Its pointer is the pointer table's: pointer_table_of.)
 inline void check_activation(const char* op, const tensor& t, const char* name, dtype want, spatial e, int n,
                              int channels, bool output) {
   const std::string nm = name;
-  if (!t.data) bad(op, nm, "is a null pointer");
   if (t.type != want)
     bad(op, nm, std::string("has dtype ") + gemm::to_string(t.type) + ", expected " + gemm::to_string(want));
-  if (reinterpret_cast<std::uintptr_t>(t.data) % gemm::size_of(t.type) != 0)
-    bad(op, nm, "is not aligned to its element size (" + std::to_string(gemm::size_of(t.type)) + " bytes)");
   const strides s = strides_of(t, e, channels);
   const std::array<std::pair<long long, long long>, 5> dims_ = {
       {{s.n, n}, {s.d, e.d}, {s.h, e.h}, {s.w, e.w}, {s.c, channels}}};
@@ -202,11 +200,61 @@ inline void check_activation(const char* op, const tensor& t, const char* name, 
   }
 }
 
-/// The bytes [first, last) a tensor spans.
-inline gemm::detail::byte_range range_of(const tensor& t, strides s, spatial e, int n, int channels) {
+/// The bytes a tensor spans from its pointer (strides are non-negative: check_activation).
+inline std::uint64_t bytes_of(const tensor& t, strides s, spatial e, int n, int channels) {
   const long long last = (n - 1) * s.n + (e.d - 1) * s.d + (e.h - 1) * s.h + (e.w - 1) * s.w + (channels - 1) * s.c;
-  const auto first = reinterpret_cast<std::uintptr_t>(t.data);
-  return {first, first + std::uintptr_t((last + 1) * (long long)gemm::size_of(t.type))};
+  return std::uint64_t((last + 1) * (long long)gemm::size_of(t.type));
+}
+
+/// The pointer table of one pass (fprop: x, w, y; dgrad: dy, w, dx; wgrad: x, dy, dw), after
+/// check_arguments. `work_needed`: the bytes of options.work the call uses (wgrad split-K; else 0).
+///   r.a, r.b          inputs, element-aligned, their extents (the filter K T R S C/G elements)
+///   r.d               the output
+///   options.residual  input when beta != 0 (fprop, dgrad); may be the output exactly (same pointer and strides)
+///   options.bias      input, one float per output channel (fprop K, dgrad C), float-aligned
+///   options.work      workspace, 16-byte aligned, work_needed bytes of options.work.bytes
+template <kind Kind>
+pointer_table pointer_table_of(const roles& r, const problem& pr, const tensor& a, const tensor& b, const tensor& d,
+                               const options& o, std::size_t work_needed) {
+  pointer_table t(r.op);
+  const spatial oe = output_extent(pr);
+  const std::uint64_t filter = std::uint64_t(pr.k) * std::uint64_t(pr.taps()) * std::uint64_t(pr.c_per_group());
+  const auto activation = [&](const char* name, const tensor& x, spatial e, int channels, bool out) -> pointer_arg& {
+    pointer_arg& row = out ? t.output(name, x.data) : t.input(name, x.data);
+    return row.aligned(gemm::size_of(x.type), "its element size").spans(bytes_of(x, strides_of(x, e, channels), e, pr.n, channels));
+  };
+  const auto weights = [&](const char* name, const tensor& w, bool out) -> pointer_arg& {
+    pointer_arg& row = out ? t.output(name, w.data) : t.input(name, w.data);
+    return row.aligned(gemm::size_of(w.type), "its element size").spans(filter * gemm::size_of(w.type));
+  };
+  const spatial de = Kind == kind::fprop ? oe : pr.input;
+  const int dc = Kind == kind::fprop ? pr.k : pr.c;
+  if constexpr (Kind == kind::fprop) {
+    activation(r.a, a, pr.input, pr.c, false);
+    weights(r.b, b, false);
+    activation(r.d, d, oe, pr.k, true);
+  } else if constexpr (Kind == kind::dgrad) {
+    activation(r.a, a, oe, pr.k, false);
+    weights(r.b, b, false);
+    activation(r.d, d, pr.input, pr.c, true);
+  } else {
+    activation(r.a, a, pr.input, pr.c, false);
+    activation(r.b, b, oe, pr.k, false);
+    weights(r.d, d, true);
+  }
+  if constexpr (Kind != kind::wgrad) {
+    const strides ds = strides_of(d, de, dc), rs = strides_of(o.residual, de, dc);
+    t.rows()[2].keyed(layout_key({ds.n, ds.d, ds.h, ds.w, ds.c, (long long)d.type}));
+    pointer_arg& res = t.input("options.residual", o.residual.data)
+                           .may_be(r.d, layout_key({rs.n, rs.d, rs.h, rs.w, rs.c, (long long)o.residual.type}));
+    if (o.beta != 0.f) res.aligned(gemm::size_of(o.residual.type), "its element size").spans(bytes_of(o.residual, rs, de, pr.n, dc));
+    t.input("options.bias", o.bias).aligned(alignof(float), "a float").spans(o.bias ? std::uint64_t(dc) * sizeof(float) : 0);
+  } else {
+    t.input("options.residual", o.residual.data);  // refused by check_arguments (wgrad has none)
+    t.input("options.bias", o.bias);
+  }
+  t.workspace("options.work", o.work.data, o.work.bytes).aligned(16).spans(work_needed).needs("strata::ops::conv::workspace_size");
+  return t;
 }
 
 /// 16-byte gathers: every vector of channels is contiguous and 16-byte aligned.
@@ -250,6 +298,7 @@ void run(stream& s, const roles& r, const problem& pr, const tensor& a, const te
   const int vec = int(16 / el);
 
   if constexpr (Kind != kind::wgrad) {
+    pointer_table_of<Kind>(r, pr, a, b, d, o, 0).check();
     using E = entry_epilogue<TD>;
     const spatial de = Kind == kind::fprop ? oe : pr.input;
     const strides ds = Kind == kind::fprop ? outs : ins;
@@ -321,11 +370,7 @@ void run(stream& s, const roles& r, const problem& pr, const tensor& a, const te
       splits = std::max(1, std::min(splits, std::max(1, (sz.k + K::tiles.tile_k - 1) / K::tiles.tile_k)));
       auto p = K::make_params(g, pdy, px, pdw, ep, splits, static_cast<Acc*>(o.work.data));  // wgrad: A = dy, B = x
       const std::size_t need = K::partial_elements(p) * sizeof(Acc);
-      if (splits > 1 && (!o.work.data || o.work.bytes < need))
-        bad(r.op, "options.work", "holds " + std::to_string(o.work.bytes) + " bytes; " + std::to_string(splits) +
-                                      " K splits need " + std::to_string(need) + " (see strata::ops::conv::workspace_size)");
-      if (splits > 1 && reinterpret_cast<std::uintptr_t>(o.work.data) % 16 != 0)
-        bad(r.op, "options.work", "must be 16-byte aligned");
+      pointer_table_of<Kind>(r, pr, a, b, d, o, splits > 1 ? need : 0).check();  // split-K partials: options.work
       launch(s, K::launch_shape_of(p), K{}, p);
       if (splits > 1) {
         using R = gemm::reduce_kernel<typename K::target, Acc, E>;
@@ -337,7 +382,7 @@ void run(stream& s, const roles& r, const problem& pr, const tensor& a, const te
   }
 }
 
-/// Every check of the entry (problem, tensors, dtypes, epilogue operands, overlaps); names no kernel.
+/// The checks of the entry before the pointers (problem, tensors, dtypes, epilogue operands); names no kernel.
 template <kind Kind>
 void check_arguments(const roles& r, const problem& pr, const tensor& a, const tensor& b, const tensor& d, const options& o) {
   const char* op = r.op;
@@ -345,12 +390,9 @@ void check_arguments(const roles& r, const problem& pr, const tensor& a, const t
   const spatial oe = output_extent(pr);
   // The extents of each role: fprop (x in, w, y out), dgrad (dy out, w, dx in), wgrad (x in, dy out, dw).
   const auto check_filter = [&](const tensor& w, const char* name, dtype want, bool output) {
-    if (!w.data) bad(op, name, "is a null pointer");
     if (w.type != want) bad(op, name, std::string("has dtype ") + gemm::to_string(w.type) + ", expected " + gemm::to_string(want));
     if (!(w.layout == strides{}))
       bad(op, std::string(name) + ".layout", "must be empty: filters are packed K x T x R x S x C/groups (KRSC)");
-    if (reinterpret_cast<std::uintptr_t>(w.data) % gemm::size_of(w.type) != 0)
-      bad(op, name, "is not aligned to its element size (" + std::to_string(gemm::size_of(w.type)) + " bytes)");
     (void)output;
   };
   const dtype in_type = a.type;
@@ -386,36 +428,11 @@ void check_arguments(const roles& r, const problem& pr, const tensor& a, const t
     if (o.residual.data) bad(op, "options.residual", "is not supported by the weight gradient (beta scales dw itself)");
   } else if (o.beta != 0.f) {
     check_activation(op, o.residual, "options.residual", out, de, pr.n, dc, false);
-    const strides ds = strides_of(d, de, dc), rs = strides_of(o.residual, de, dc);
-    const bool same = o.residual.data == d.data && ds == rs;
-    if (!same && range_of(o.residual, rs, de, pr.n, dc).overlaps(range_of(d, ds, de, pr.n, dc)))
-      bad(op, "options.residual", std::string("partly overlaps ") + r.d +
-                                      " (the residual may be the output itself, same pointer and strides, or disjoint from it)");
   }
   if (o.split_k < 0) bad(op, "options.split_k", "must be 0 (automatic) or positive");
-  // The output may share no byte with an input.
-  const auto out_range = [&] {
-    if constexpr (Kind == kind::wgrad)
-      return gemm::detail::byte_range{reinterpret_cast<std::uintptr_t>(d.data),
-                                      reinterpret_cast<std::uintptr_t>(d.data) +
-                                          std::uintptr_t(pr.k * pr.taps() * pr.c_per_group() * (long long)gemm::size_of(d.type))};
-    else
-      return range_of(d, strides_of(d, de, dc), de, pr.n, dc);
-  }();
-  const auto filter_range = [&](const tensor& w) {
-    const auto f = reinterpret_cast<std::uintptr_t>(w.data);
-    return gemm::detail::byte_range{f, f + std::uintptr_t(pr.k * pr.taps() * pr.c_per_group() * (long long)gemm::size_of(w.type))};
-  };
-  if constexpr (Kind == kind::fprop) {
-    if (out_range.overlaps(range_of(a, strides_of(a, pr.input, pr.c), pr.input, pr.n, pr.c))) bad(op, r.d, "overlaps x");
-    if (out_range.overlaps(filter_range(b))) bad(op, r.d, "overlaps w");
-  } else if constexpr (Kind == kind::dgrad) {
-    if (out_range.overlaps(range_of(a, strides_of(a, oe, pr.k), oe, pr.n, pr.k))) bad(op, r.d, "overlaps dy");
-    if (out_range.overlaps(filter_range(b))) bad(op, r.d, "overlaps w");
-  } else {
-    if (out_range.overlaps(range_of(a, strides_of(a, pr.input, pr.c), pr.input, pr.n, pr.c))) bad(op, r.d, "overlaps x");
-    if (out_range.overlaps(range_of(b, strides_of(b, oe, pr.k), oe, pr.n, pr.k))) bad(op, r.d, "overlaps dy");
-  }
+  // The pointers (null, alignment, overlaps: the output may share no byte with an input, the residual
+  // may be the output only exactly) are the pointer table's, checked by run() once the workspace the
+  // call uses is known.
 }
 
 template <class TA, class TD>

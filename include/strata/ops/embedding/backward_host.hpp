@@ -60,10 +60,6 @@ inline void validate_backward(const std::string& op, const backward_args& a, con
     throw invalid_argument(op, "num_indices", "is " + num(in.num_indices) + "; the backward sorts 32-bit positions (< 2^31)");
   if (a.grad_format != scalar::fp32 && a.grad_format != scalar::fp16 && a.grad_format != scalar::bf16)
     throw invalid_argument(op, "grad_format", std::string("must be fp32, fp16 or bf16, got ") + to_string(a.grad_format));
-  const long long extent = in.mode == pooling::none ? in.num_indices : p.output_elements;
-  if (extent > 0 && !a.grad_output) throw invalid_argument(op, "grad_output", "is null");
-  if (!aligned(a.grad_output, static_cast<std::size_t>(element_bytes(a.grad_format))))
-    throw invalid_argument(op, "grad_output", "must be aligned to its element size");
   if (in.mode == pooling::none && a.grad_row_stride != 0 && a.grad_row_stride < p.max_dim)
     throw invalid_argument(op, "grad_row_stride", "is " + num(a.grad_row_stride) + " but the largest dim is " + num(p.max_dim));
   const std::size_t T = in.tables.size();
@@ -71,18 +67,8 @@ inline void validate_backward(const std::string& op, const backward_args& a, con
     case gradient::dense:
       if (a.dense_grads.size() != T)
         throw invalid_argument(op, "dense_grads", "has " + num(a.dense_grads.size()) + " entries for " + num(T) + " tables");
-      for (std::size_t t = 0; t < T; ++t) {
-        if (in.tables[t].num_rows > 0 && !a.dense_grads[t])
-          throw invalid_argument(op, "dense_grads[" + std::to_string(t) + "]", "is null");
-        if (!aligned(a.dense_grads[t], 4))
-          throw invalid_argument(op, "dense_grads[" + std::to_string(t) + "]", "must be aligned to 4 bytes");
-      }
       break;
     case gradient::sparse:
-      if (!a.sparse_count) throw invalid_argument(op, "sparse_count", "is null");
-      if (in.num_indices > 0 && (!a.sparse_tables || !a.sparse_rows || !a.sparse_grads))
-        throw invalid_argument(op, !a.sparse_tables ? "sparse_tables" : !a.sparse_rows ? "sparse_rows" : "sparse_grads",
-                               "is null (capacity num_indices needed)");
       if (a.sparse_grad_stride != 0 && a.sparse_grad_stride < p.max_dim)
         throw invalid_argument(op, "sparse_grad_stride", "is " + num(a.sparse_grad_stride) + " but the largest dim is " + num(p.max_dim));
       break;
@@ -95,12 +81,48 @@ inline void validate_backward(const std::string& op, const backward_args& a, con
       if (a.opt != optimizer::sgd) {
         if (a.optimizer_state.size() != T)
           throw invalid_argument(op, "optimizer_state", "has " + num(a.optimizer_state.size()) + " entries for " + num(T) + " tables");
-        for (std::size_t t = 0; t < T; ++t)
-          if ((in.tables[t].num_rows > 0 && !a.optimizer_state[t]) || !aligned(a.optimizer_state[t], 4))
-            throw invalid_argument(op, "optimizer_state[" + std::to_string(t) + "]", "is null or not aligned to 4 bytes");
       }
       break;
   }
+}
+
+/// The backward's pointer table: the lookup's rows (add_lookup_rows; the table rows are outputs under
+/// a fused optimizer), then
+///   grad_output         input, aligned to its element, the forward output's extent
+///   dense_grads[t]      dense: output, float-aligned, num_rows x dim floats
+///   sparse_count        sparse: output, one long long (first: it is needed even without indices)
+///   sparse_tables       sparse: output, int-aligned, num_indices ints
+///   sparse_rows         sparse: output, num_indices long longs
+///   sparse_grads        sparse: output, float-aligned, num_indices rows sparse_grad_stride apart
+///   optimizer_state[t]  fused adagrad: output, float-aligned, num_rows x dim (rowwise: num_rows) floats
+///   workspace           workspace, 256-byte aligned, embedding_bag_backward_workspace_size bytes
+inline void check_backward_pointers(const std::string& op, const backward_args& a, const plan& p, const workspace& ws,
+                                    std::size_t need) {
+  const lookup& in = a.in;
+  pointer_table t(op);
+  add_lookup_rows(t, in, p, a.kind == gradient::fused);
+  t.input("grad_output", a.grad_output)
+      .aligned(static_cast<std::size_t>(element_bytes(a.grad_format)), "its element size")
+      .spans(output_bytes(in, p, a.grad_format, a.grad_row_stride));
+  const std::uint64_t n = static_cast<std::uint64_t>(std::max<long long>(0, in.num_indices));
+  const auto rows_of = [&](std::size_t i) { return static_cast<std::uint64_t>(std::max<long long>(0, in.tables[i].num_rows)); };
+  if (a.kind == gradient::dense)
+    for (std::size_t i = 0; i < a.dense_grads.size(); ++i)
+      t.output("dense_grads[" + std::to_string(i) + "]", a.dense_grads[i]).aligned(4, "a float")
+          .spans(rows_of(i) * std::uint64_t(in.tables[i].dim) * 4);
+  if (a.kind == gradient::sparse) {
+    const std::uint64_t stride = std::uint64_t(a.sparse_grad_stride ? a.sparse_grad_stride : p.max_dim);
+    t.output("sparse_count", a.sparse_count).aligned(alignof(long long)).spans(sizeof(long long));
+    t.output("sparse_tables", a.sparse_tables).aligned(alignof(int)).spans(n * sizeof(int));
+    t.output("sparse_rows", a.sparse_rows).aligned(alignof(long long)).spans(n * sizeof(long long));
+    t.output("sparse_grads", a.sparse_grads).aligned(4, "a float").spans(n > 0 ? ((n - 1) * stride + std::uint64_t(p.max_dim)) * 4 : 0);
+  }
+  if (a.kind == gradient::fused && a.opt != optimizer::sgd)
+    for (std::size_t i = 0; i < a.optimizer_state.size(); ++i)
+      t.output("optimizer_state[" + std::to_string(i) + "]", a.optimizer_state[i]).aligned(4, "a float")
+          .spans(rows_of(i) * (a.opt == optimizer::adagrad ? std::uint64_t(in.tables[i].dim) : 1) * 4);
+  add_workspace_row(t, ws, need);
+  t.check();
 }
 
 template <class Target, int Only = any_format>
@@ -226,7 +248,7 @@ void embedding_bag_backward_async_for(stream& s, const backward_args& a, workspa
   validate_lookup(op, a.in);
   plan p = forward_plan<Target>(op, a.in);
   validate_backward(op, a, p);
-  validate_workspace(op, ws, embedding_bag_backward_workspace_size(a));
+  check_backward_pointers(op, a, p, ws, embedding_bag_backward_workspace_size(a));
   launch_backward<Target, Only>(s, a, p, ws);
 }
 }  // namespace embedding::detail

@@ -52,10 +52,20 @@ inline void validate_forward(const std::string& op, const forward_args& a, const
   const bool none = a.in.mode == pooling::none;
   if (none && a.output_row_stride != 0 && a.output_row_stride < p.max_dim)
     throw invalid_argument(op, "output_row_stride", "is " + num(a.output_row_stride) + " but the largest dim is " + num(p.max_dim));
-  const long long extent = none ? a.in.num_indices : p.output_elements;
-  if (extent > 0 && !a.output) throw invalid_argument(op, "output", "is null");
-  if (!aligned(a.output, static_cast<std::size_t>(element_bytes(a.output_format))))
-    throw invalid_argument(op, "output", "must be aligned to its element size");
+}
+
+/// The forward's pointer table: the lookup's rows (add_lookup_rows), then
+///   output     output, aligned to its element, the pooled rows (or num_indices rows output_row_stride apart)
+///   workspace  workspace, 256-byte aligned, embedding_bag_workspace_size bytes
+inline void check_forward_pointers(const std::string& op, const forward_args& a, const plan& p, const workspace& ws,
+                                   std::size_t need) {
+  pointer_table t(op);
+  add_lookup_rows(t, a.in, p, false);
+  t.output("output", a.output)
+      .aligned(static_cast<std::size_t>(element_bytes(a.output_format)), "its element size")
+      .spans(output_bytes(a.in, p, a.output_format, a.output_row_stride));
+  add_workspace_row(t, ws, need);
+  t.check();
 }
 
 /// Every row format's kernel is compiled, or only Only's (the typed entries).
@@ -122,7 +132,7 @@ void embedding_bag_async_for(stream& s, const forward_args& a, workspace ws) {
   validate_lookup(op, a.in);
   const plan p = forward_plan<Target>(op, a.in);
   validate_forward(op, a, p);
-  validate_workspace(op, ws, embedding_bag_workspace_size(a));
+  check_forward_pointers(op, a, p, ws, embedding_bag_workspace_size(a));
   launch_forward<Target, default_config, Only>(s, a, p, carve(ws, p.tables.size(), p.tile_order.size()));
 }
 }  // namespace embedding::detail
@@ -145,7 +155,7 @@ void embedding::detail::embedding_bag_async_with(stream& s, const forward_args& 
   validate_lookup(op, a.in);
   const plan p = forward_plan<Target, Cfg>(op, a.in);
   validate_forward(op, a, p);
-  validate_workspace(op, ws, embedding_bag_workspace_size(a));
+  check_forward_pointers(op, a, p, ws, embedding_bag_workspace_size(a));
   launch_forward<Target, Cfg>(s, a, p, carve(ws, p.tables.size(), p.tile_order.size()));
 }
 

@@ -16,11 +16,12 @@
 // Validation (strata::invalid_argument naming "strata::gemm" and the argument): shapes agree
 // (A m x k, B k x n, C and D m x n), leading dimensions cover a row / column, dtypes form a supported
 // combination, 1 <= batch <= 65535 with batch strides that do not overlap (D's batch entries may not
-// share elements: batch_stride 0 is only for inputs), non-null pointers where elements exist,
-// elements aligned to their size, bias length n, D's memory range disjoint from A's and B's (C may
-// alias D only exactly: same pointer, ld, layout and batch stride) and from the bias and fp8 scales
-// (which must be float-aligned), options.work 16-byte aligned,
-// fp8 scales only with fp8 inputs, and an output tile count that fits one grid. A combination the
+// share elements: batch_stride 0 is only for inputs), fp8 scales only with fp8 inputs, and an output
+// tile count that fits one grid. The pointers follow the entry's pointer table (pointer_table_of,
+// strata/runtime/pointer_table.hpp): non-null where elements exist, elements aligned to their size
+// (bias and fp8 scales to a float, options.work to 16 bytes), options.work as long as the call
+// needs, and D's bytes disjoint from A's, B's, the bias's and the scales' (C may alias D only exactly:
+// same pointer, ld, layout and batch stride). A combination the
 // build's target has no units for (fp8 without fp8 MMA) is strata::unsupported naming the operator.
 //
 // fp8 (e4m3 / e5m2 -> bf16; CUDA builds with STRATA_GEMM_FP8 for sm_90a+, HIP builds for gfx942, the
@@ -58,6 +59,7 @@
 #include "strata/ops/gemm/kernel.hpp"
 #include "strata/ops/gemm/stream_k.hpp"
 #include "strata/runtime/error.hpp"
+#include "strata/runtime/pointer_table.hpp"
 #include "strata/runtime/runtime.hpp"
 #include "strata/runtime/workspace.hpp"
 
@@ -134,16 +136,6 @@ struct byte_range {
   std::uintptr_t first = 0, last = 0;
   bool overlaps(const byte_range& o) const { return first < last && o.first < o.last && first < o.last && o.first < last; }
 };
-inline byte_range range_of(const matrix& x, int batch) {
-  if (x.rows <= 0 || x.cols <= 0 || !x.data) return {};
-  const long long inner = x.order == layout::row_major ? x.cols : x.rows;
-  const long long outer = x.order == layout::row_major ? x.rows : x.cols;
-  const unsigned long long elems = (unsigned long long)(batch - 1) * (unsigned long long)std::max<long long>(0, x.batch_stride) +
-                                   (unsigned long long)(outer - 1) * (unsigned long long)x.ld + (unsigned long long)inner;
-  const auto first = reinterpret_cast<std::uintptr_t>(x.data);
-  return {first, first + std::uintptr_t(elems * size_of(x.type))};
-}
-
 inline void check_matrix(const matrix& x, const char* name, int rows, int cols, int batch) {
   const std::string n = name;
   if (x.rows != rows || x.cols != cols)
@@ -155,14 +147,53 @@ inline void check_matrix(const matrix& x, const char* name, int rows, int cols, 
                (x.order == layout::row_major ? "row length " : "column length ") + std::to_string(inner));
   const long long outer = x.order == layout::row_major ? rows : cols;
   const long long span = outer * x.ld;
-  if (rows > 0 && cols > 0) {
-    if (!x.data) bad(n, "is a null pointer");
-    if (reinterpret_cast<std::uintptr_t>(x.data) % size_of(x.type) != 0)
-      bad(n, "is not aligned to its element size (" + std::to_string(size_of(x.type)) + " bytes)");
-    if (batch > 1 && x.batch_stride < span && x.batch_stride != 0)
-      bad(n, "batch_stride " + std::to_string(x.batch_stride) + " overlaps the previous batch entry (needs >= " +
-                 std::to_string(span) + ")");
-  }
+  if (rows > 0 && cols > 0 && batch > 1 && x.batch_stride < span && x.batch_stride != 0)
+    bad(n, "batch_stride " + std::to_string(x.batch_stride) + " overlaps the previous batch entry (needs >= " +
+               std::to_string(span) + ")");
+  // The pointer itself (null, alignment, overlaps) is the pointer table's (pointer_table_of).
+}
+
+/// The bytes a matrix's elements span over all batch entries, whatever its pointer (0: no elements).
+inline std::uint64_t bytes_of(const matrix& x, int batch) {
+  if (x.rows <= 0 || x.cols <= 0 || batch <= 0) return 0;
+  const long long inner = x.order == layout::row_major ? x.cols : x.rows;
+  const long long outer = x.order == layout::row_major ? x.rows : x.cols;
+  const unsigned long long elems = (unsigned long long)(batch - 1) * (unsigned long long)std::max<long long>(0, x.batch_stride) +
+                                   (unsigned long long)(outer - 1) * (unsigned long long)std::max<long long>(0, x.ld) +
+                                   (unsigned long long)inner;
+  return elems * size_of(x.type);
+}
+
+/// What "C is exactly D" compares besides the pointer: ld, order, extents and (batched) batch stride.
+inline std::uint64_t alias_key(const matrix& x, int batch) {
+  return layout_key({x.ld, (long long)x.order, x.rows, x.cols, batch > 1 ? x.batch_stride : 0, (long long)x.type});
+}
+
+/// strata::gemm's pointer table: every pointer argument with its role, alignment, extent and the one
+/// alias it may be. `work_needed`: the bytes of options.work the call uses (0: none).
+///   a, b             inputs, element-aligned, their batched extents; a == b is allowed (inputs)
+///   d                the output
+///   c                input when beta != 0; may be d exactly (same pointer, ld, layout, batch stride)
+///   options.bias     input, n floats, float-aligned
+///   options.a_scale  input, 1 or M floats (a_scale_per_row), float-aligned; fp8 only
+///   options.b_scale  input, 1 or N floats (b_scale_per_col), float-aligned; fp8 only
+///   options.work     workspace, 16-byte aligned, work_needed bytes of the options.work.bytes it holds
+inline pointer_table pointer_table_of(const matrix& a, const matrix& b, const matrix& c, const matrix& d, const options& o,
+                                      std::size_t work_needed) {
+  pointer_table t("strata::gemm");
+  const auto mat = [&](pointer_arg& r, const matrix& x) { r.aligned(size_of(x.type), "its element size").spans(bytes_of(x, o.batch)); };
+  mat(t.input("a", a.data), a);
+  mat(t.input("b", b.data), b);
+  mat(t.output("d", d.data).keyed(alias_key(d, o.batch)), d);
+  pointer_arg& rc = t.input("c", c.data).may_be("d", alias_key(c, o.batch));
+  if (o.beta != 0.f) mat(rc, c);  // C is not read when beta is 0
+  else rc.aligned(1);
+  const std::uint64_t m = std::uint64_t(std::max(0, d.rows)), n = std::uint64_t(std::max(0, d.cols));
+  t.input("options.bias", o.bias).aligned(alignof(float), "a float").spans(o.bias && m > 0 ? n * sizeof(float) : 0);
+  t.input("options.a_scale", o.a_scale).aligned(alignof(float), "a float").spans(o.a_scale ? (o.a_scale_per_row ? m : 1) * sizeof(float) : 0);
+  t.input("options.b_scale", o.b_scale).aligned(alignof(float), "a float").spans(o.b_scale ? (o.b_scale_per_col ? n : 1) * sizeof(float) : 0);
+  t.workspace("options.work", o.work.data, o.work.bytes).aligned(16).spans(work_needed).needs("strata::ops::gemm::workspace_size");
+  return t;
 }
 
 /// Whose configurations the entry picks (dispatch): the build backend's by default. Every
@@ -307,29 +338,13 @@ operand<T> operand_of(const matrix& x) {
   return {static_cast<T*>(const_cast<void*>(x.data)), x.ld, x.order, x.batch_stride};
 }
 
-/// Checks that come after the shape, dtype and workspace-size checks (the entry's earlier errors keep
-/// their priority): aliasing and workspace alignment.
-inline void check_aliasing(const matrix& a, const matrix& b, const matrix& c, const matrix& d, const options& o, bool uses_work) {
-  // Blocks read A and B tiles while others already write D, so D may share no byte with A or B; C
-  // may be D itself (each element is read and written by one thread), nothing in between.
-  const byte_range rd = range_of(d, o.batch);
-  if (o.batch > 1 && d.batch_stride == 0 && rd.first < rd.last)
+/// Checks that come after the shape and dtype checks, once the workspace the call uses is known: the
+/// batch stride of D, then the pointer table (null, alignment, workspace length, overlaps).
+inline void check_pointers(const matrix& a, const matrix& b, const matrix& c, const matrix& d, const options& o,
+                           std::size_t work_needed) {
+  if (o.batch > 1 && d.batch_stride == 0 && bytes_of(d, o.batch) > 0)
     bad("d", "batch_stride is 0 with batch " + std::to_string(o.batch) + ": every batch entry would write the same elements");
-  if (rd.overlaps(range_of(a, o.batch))) bad("d", "overlaps a (D may not alias an input other than C)");
-  if (rd.overlaps(range_of(b, o.batch))) bad("d", "overlaps b (D may not alias an input other than C)");
-  const bool same = c.data == d.data && c.ld == d.ld && c.order == d.order && (o.batch == 1 || c.batch_stride == d.batch_stride);
-  if (o.beta != 0.f && !same && rd.overlaps(range_of(c, o.batch)))
-    bad("c", "partly overlaps d (C may alias D only exactly: same pointer, ld, layout and batch stride)");
-  // The float inputs of the epilogue are read while D is written: none may share a byte with D.
-  const auto floats = [](const float* p, long long count) {
-    const auto first = reinterpret_cast<std::uintptr_t>(p);
-    return p ? byte_range{first, first + std::uintptr_t(count) * sizeof(float)} : byte_range{};
-  };
-  const int m = d.rows, n = d.cols;
-  if (rd.overlaps(floats(o.bias, n))) bad("options.bias", "overlaps d (the bias is read while D is written)");
-  if (rd.overlaps(floats(o.a_scale, o.a_scale_per_row ? m : 1))) bad("options.a_scale", "overlaps d (the scales are read while D is written)");
-  if (rd.overlaps(floats(o.b_scale, o.b_scale_per_col ? n : 1))) bad("options.b_scale", "overlaps d (the scales are read while D is written)");
-  if (uses_work && reinterpret_cast<std::uintptr_t>(o.work.data) % 16 != 0) bad("options.work", "must be 16-byte aligned");
+  pointer_table_of(a, b, c, d, o, work_needed).check();
 }
 
 template <class P, class TA, class TD>
@@ -366,10 +381,7 @@ void run(stream& s, const matrix& a, const matrix& b, const matrix& c, const mat
       const int blocks = o.stream_k_blocks > 0 ? o.stream_k_blocks : units;
       const int per_chiplet = SK::units_per_chiplet_for(blocks);
       const std::size_t need = SK::workspace_bytes(per_chiplet);
-      if (!o.work.data || o.work.bytes < need)
-        bad("options.work", "holds " + std::to_string(o.work.bytes) + " bytes; stream-K over " + std::to_string(blocks) +
-                                " blocks needs " + std::to_string(need) + " (see strata::ops::gemm::workspace_size)");
-      check_aliasing(a, b, c, d, o, true);
+      check_pointers(a, b, c, d, o, need);  // stream-K's counters and partials: options.work
       if (m == 0 || n == 0) return;
       const auto base = K::make_params(pr, operand_of<const TA>(a), operand_of<const TA>(b), operand_of<TD>(d), ep);
       zero_on_device(s, static_cast<unsigned char*>(o.work.data), SK::zeroed_bytes(per_chiplet));
@@ -383,10 +395,7 @@ void run(stream& s, const matrix& a, const matrix& b, const matrix& c, const mat
       splits = o.work.data ? heuristic_splits(m, n, k, K::tiles.tile_m, K::tiles.tile_n, K::tiles.tile_k, units) : 1;
     splits = std::max(1, std::min(splits, std::max(1, (k + K::tiles.tile_k - 1) / K::tiles.tile_k)));
     const std::size_t need = K::partial_elements(pr, splits) * sizeof(Acc);
-    if (splits > 1 && (!o.work.data || o.work.bytes < need))
-      bad("options.work", "holds " + std::to_string(o.work.bytes) + " bytes; " + std::to_string(splits) +
-                              " K splits need " + std::to_string(need) + " (see strata::ops::gemm::workspace_size)");
-    check_aliasing(a, b, c, d, o, splits > 1);
+    check_pointers(a, b, c, d, o, splits > 1 ? need : 0);  // split-K partials: options.work
     if (splits > 1 && ((long long)m * n + 255) / 256 > 0x7fffffffLL)  // reduce_kernel: 256 threads per block
       bad("d", "is too large for split-K's reduction grid; pass options.split_k = 1");
     auto p = K::make_params(pr, operand_of<const TA>(a), operand_of<const TA>(b), operand_of<TD>(d), ep, splits,
@@ -468,12 +477,9 @@ inline void check_arguments(const matrix& a, const matrix& b, const matrix& c, c
   if (o.beta != 0.f && c.type != d.type) bad("c", std::string("has dtype ") + to_string(c.type) + ", D has " + to_string(d.type) + " (C and D must match)");
   if (o.split_k < 0) bad("options.split_k", "must be 0 (automatic) or positive");
   if (o.stream_k_blocks < 0) bad("options.stream_k_blocks", "must be 0 (one per multiprocessor) or positive");
-  for (const auto& [ptr, name] : {std::pair{o.a_scale, "options.a_scale"}, std::pair{o.b_scale, "options.b_scale"}}) {
+  for (const auto& [ptr, name] : {std::pair{o.a_scale, "options.a_scale"}, std::pair{o.b_scale, "options.b_scale"}})
     if (ptr && !fp8(a.type))
       bad(name, std::string("applies to fp8 (e4m3 / e5m2) inputs only; A and B are ") + to_string(a.type));
-    if (reinterpret_cast<std::uintptr_t>(ptr) % alignof(float) != 0) bad(name, "is not aligned to a float (4 bytes)");
-  }
-  if (reinterpret_cast<std::uintptr_t>(o.bias) % alignof(float) != 0) bad("options.bias", "is not aligned to a float (4 bytes)");
   if (o.a_scale_per_row && !o.a_scale) bad("options.a_scale_per_row", "is set, but options.a_scale is a null pointer");
   if (o.b_scale_per_col && !o.b_scale) bad("options.b_scale_per_col", "is set, but options.b_scale is a null pointer");
 }
@@ -590,27 +596,39 @@ void run_grouped(stream& s, std::vector<group_entry<TA, TA, TD>> problems, layou
                  float alpha, float beta, workspace work) {
   using detail::bad;
   int max_m = 0;
+  // The pointer table: every problem's a, b, d (and c when beta != 0, which may be its own d exactly),
+  // then the workspace the problem array is copied to. No output may share memory with any input or
+  // with another problem's output.
+  pointer_table t("strata::gemm");
+  const auto span = [](long long ld, layout l, int rows, int cols, std::size_t elem) -> std::uint64_t {
+    if (rows <= 0 || cols <= 0) return 0;
+    const long long inner = l == layout::row_major ? cols : rows, outer = l == layout::row_major ? rows : cols;
+    return std::uint64_t((outer - 1) * std::max<long long>(0, ld) + inner) * elem;
+  };
   for (std::size_t i = 0; i < problems.size(); ++i) {
     const auto& e = problems[i];
     const std::string n = "problems[" + std::to_string(i) + "]";
     if (e.m < 0 || e.n < 0 || e.k < 0) bad(n, "has a negative extent");
-    const auto check = [&](const void* ptr, long long ld, layout l, int rows, int cols, const char* what) {
+    const auto check = [&](long long ld, layout l, int rows, int cols, const char* what) {
       if (rows == 0 || cols == 0) return;
-      if (!ptr) bad(n, std::string(what) + " is a null pointer");
       const long long inner = l == layout::row_major ? cols : rows;
-      if (ld < inner) bad(n, std::string(what) + " has leading dimension " + std::to_string(ld) + ", less than " + std::to_string(inner));
+      if (ld < inner) bad(n + "." + what, "has leading dimension " + std::to_string(ld) + ", less than " + std::to_string(inner));
     };
-    check(e.a, e.lda, a, e.m, e.k, "a");
-    check(e.b, e.ldb, b, e.k, e.n, "b");
-    check(e.d, e.ldd, d, e.m, e.n, "d");
-    if (beta != 0.f) check(e.c, e.ldc, d, e.m, e.n, "c");
+    check(e.lda, a, e.m, e.k, "a");
+    check(e.ldb, b, e.k, e.n, "b");
+    check(e.ldd, d, e.m, e.n, "d");
+    if (beta != 0.f) check(e.ldc, d, e.m, e.n, "c");
+    t.input(n + ".a", e.a).aligned(sizeof(TA), "its element size").spans(span(e.lda, a, e.m, e.k, sizeof(TA)));
+    t.input(n + ".b", e.b).aligned(sizeof(TA), "its element size").spans(span(e.ldb, b, e.k, e.n, sizeof(TA)));
+    t.output(n + ".d", e.d).aligned(sizeof(TD), "its element size").spans(span(e.ldd, d, e.m, e.n, sizeof(TD))).keyed(layout_key({e.ldd}));
+    t.input(n + ".c", e.c).aligned(sizeof(TD), "its element size").spans(beta != 0.f ? span(e.ldc, d, e.m, e.n, sizeof(TD)) : 0)
+        .may_be(n + ".d", layout_key({e.ldc}));
     max_m = std::max(max_m, e.m);
   }
   if (problems.empty()) return;
-  const std::size_t need = grouped_workspace_size<TA, TD>(problems.size());
-  if (!work.data || work.bytes < need)
-    bad("work", "holds " + std::to_string(work.bytes) + " bytes; " + std::to_string(problems.size()) +
-                    " problems need " + std::to_string(need) + " (see strata::ops::gemm::grouped_workspace_size)");
+  t.workspace("work", work.data, work.bytes).aligned(16).spans(grouped_workspace_size<TA, TD>(problems.size()))
+      .needs("strata::ops::gemm::grouped_workspace_size");
+  t.check();
   // 16-byte copies when every problem's A and B rows allow them (fp32 stays full fp32 here).
   bool rows16 = true;
   for (const auto& e : problems)

@@ -19,6 +19,7 @@
 #include "strata/ops/embedding/config.hpp"
 #include "strata/ops/embedding/detail/common.hpp"
 #include "strata/ops/embedding/detail/rows.hpp"
+#include "strata/runtime/pointer_table.hpp"
 #include "strata/runtime/runtime.hpp"
 
 namespace strata::embedding::detail {
@@ -77,7 +78,8 @@ struct plan {
   int max_dim = 0;
 };
 
-/// Checks the lookup; throws strata::invalid_argument("<op>", "<argument>", ...).
+/// Checks the lookup's sizes and formats; throws strata::invalid_argument("<op>", "<argument>", ...).
+/// Its pointers are checked by the entry's pointer table (add_lookup_rows).
 inline void validate_lookup(const std::string& op, const lookup& in) {
   if (in.tables.empty()) throw invalid_argument(op, "tables", "is empty: pass at least one table");
   if (in.features.empty()) throw invalid_argument(op, "features", "is empty: pass at least one feature");
@@ -88,7 +90,6 @@ inline void validate_lookup(const std::string& op, const lookup& in) {
     if (tb.num_rows < 0) throw invalid_argument(op, a + ".num_rows", "is negative (" + num(tb.num_rows) + ")");
     if (tb.dim < 1) throw invalid_argument(op, a + ".dim", "must be at least 1, got " + num(tb.dim));
     if (tb.dim > (1 << 20)) throw invalid_argument(op, a + ".dim", "is " + num(tb.dim) + "; at most 2^20 is supported");
-    if (tb.num_rows > 0 && !tb.rows) throw invalid_argument(op, a + ".rows", "is null for a table of " + num(tb.num_rows) + " rows");
     const long long packed = packed_row_bytes(in.row_format, tb.dim);
     if (tb.row_stride_bytes != 0 && tb.row_stride_bytes < packed)
       throw invalid_argument(op, a + ".row_stride_bytes", "is " + num(tb.row_stride_bytes) + " but a " +
@@ -96,8 +97,6 @@ inline void validate_lookup(const std::string& op, const lookup& in) {
                                                               " takes " + num(packed) + " bytes");
     if (stride_of(in, tb) % eb != 0)
       throw invalid_argument(op, a + ".row_stride_bytes", "must be a multiple of the element size (" + num(eb) + " bytes)");
-    if (!aligned(tb.rows, eb))
-      throw invalid_argument(op, a + ".rows", "must be aligned to " + num(eb) + " bytes for " + to_string(in.row_format) + " rows");
     if (tb.padding_index != no_padding && (tb.padding_index < 0 || tb.padding_index >= tb.num_rows))
       throw invalid_argument(op, a + ".padding_index", "is " + num(tb.padding_index) + "; use no_padding (-1) or a row in [0, " +
                                                            num(tb.num_rows) + ")");
@@ -114,10 +113,6 @@ inline void validate_lookup(const std::string& op, const lookup& in) {
   }
   if (in.num_indices < 0 || in.num_indices > (1LL << 40))
     throw invalid_argument(op, "num_indices", "must be in [0, 2^40], got " + num(in.num_indices));
-  const std::size_t ib = in.indices_type == index_type::int64 ? 8 : 4;
-  if (in.num_indices > 0 && !in.indices) throw invalid_argument(op, "indices", "is null for " + num(in.num_indices) + " indices");
-  if (!aligned(in.indices, ib)) throw invalid_argument(op, "indices", "must be aligned to " + num(ib) + " bytes");
-  if (!aligned(in.offsets, ib)) throw invalid_argument(op, "offsets", "must be aligned to " + num(ib) + " bytes");
   long long bags = 0;
   for (const feature& ft : in.features) bags += ft.batch_size;
   if (!in.offsets) {
@@ -135,7 +130,6 @@ inline void validate_lookup(const std::string& op, const lookup& in) {
     if (in.mode != pooling::sum && in.mode != pooling::none)
       throw invalid_argument(op, "per_sample_weights", std::string("are only defined for sum and none pooling (as in PyTorch "
                                                                    "and FBGEMM), not ") + to_string(in.mode));
-    if (!aligned(in.per_sample_weights, 4)) throw invalid_argument(op, "per_sample_weights", "must be aligned to 4 bytes");
   }
 }
 
@@ -238,6 +232,42 @@ inline plan make_plan(const std::string& op, const lookup& in, int E, int K, int
 
 inline std::size_t round256(std::size_t b) { return (b + 255) / 256 * 256; }
 
+/// The lookup's rows of an entry's pointer table (after validate_lookup and the plan):
+///   tables[t].rows      input (output when a fused optimizer updates it), aligned to the row format's
+///                       element, (num_rows - 1) * stride + one packed row of bytes
+///   indices             input, aligned to the index type, num_indices of them
+///   offsets             input, aligned to the index type, total_bags + 1 of them (null: fixed-size bags)
+///   per_sample_weights  input, float-aligned, num_indices floats
+/// in.features is a host array of plain descriptors: it has no row.
+inline void add_lookup_rows(pointer_table& t, const lookup& in, const plan& p, bool rows_written) {
+  const std::size_t eb = static_cast<std::size_t>(element_bytes(in.row_format));
+  for (std::size_t i = 0; i < in.tables.size(); ++i) {
+    const table& tb = in.tables[i];
+    const std::string name = "tables[" + std::to_string(i) + "].rows";
+    pointer_arg& r = rows_written ? t.output(name, tb.rows) : t.input(name, tb.rows);
+    r.aligned(eb, "its row format's element")
+        .spans(tb.num_rows > 0 ? std::uint64_t(tb.num_rows - 1) * std::uint64_t(stride_of(in, tb)) +
+                                     std::uint64_t(packed_row_bytes(in.row_format, tb.dim))
+                               : 0);
+  }
+  const std::uint64_t ib = in.indices_type == index_type::int64 ? 8 : 4;
+  const std::uint64_t n = static_cast<std::uint64_t>(std::max<long long>(0, in.num_indices));
+  t.input("indices", in.indices).aligned(ib).spans(n * ib);
+  t.input("offsets", in.offsets).aligned(ib).spans(in.offsets ? std::uint64_t(p.total_bags + 1) * ib : 0);
+  t.input("per_sample_weights", in.per_sample_weights).aligned(4, "a float").spans(in.per_sample_weights ? n * 4 : 0);
+}
+
+/// Bytes of an output or gradient of `format` in the forward's layout (pooled rows, or gathered rows
+/// `row_stride` apart under pooling none).
+inline std::uint64_t output_bytes(const lookup& in, const plan& p, scalar format, long long row_stride) {
+  const std::uint64_t e = static_cast<std::uint64_t>(element_bytes(format));
+  if (in.mode == pooling::none)
+    return in.num_indices > 0 ? (std::uint64_t(in.num_indices - 1) * std::uint64_t(row_stride ? row_stride : p.max_dim) +
+                                 std::uint64_t(p.max_dim)) * e
+                              : 0;
+  return std::uint64_t(std::max<long long>(0, p.output_elements)) * e;
+}
+
 /// Workspace: the header, the table descriptors, the feature descriptors (then the backward's scratch).
 inline std::size_t descriptor_bytes(std::size_t tables, std::size_t features) {
   return sizeof(workspace_header) + round256(tables * sizeof(table_desc)) + round256(features * sizeof(feature_desc));
@@ -260,12 +290,9 @@ inline device_descriptors carve(const workspace& ws, std::size_t tables, std::si
   return d;
 }
 
-inline void validate_workspace(const std::string& op, const workspace& ws, std::size_t need) {
-  if (ws.bytes < need)
-    throw invalid_argument(op, "workspace", "has " + num(static_cast<long long>(ws.bytes)) + " bytes; this call needs " +
-                                                num(static_cast<long long>(need)) + " (ask the *_workspace_size function)");
-  if (!ws.data) throw invalid_argument(op, "workspace", "is null");
-  if (!aligned(ws.data, 256)) throw invalid_argument(op, "workspace", "must be aligned to 256 bytes");
+/// The workspace's row of an entry's pointer table: 256-byte aligned, `need` bytes of the ws.bytes it holds.
+inline void add_workspace_row(pointer_table& t, const workspace& ws, std::size_t need) {
+  t.workspace("workspace", ws.data, ws.bytes).aligned(256).spans(need).needs("the *_workspace_size function");
 }
 
 /// Reads the status record (synchronizes the stream).
