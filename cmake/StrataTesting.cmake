@@ -72,4 +72,7 @@ function(strata_add_test)
     set(T_TIMEOUT 600)
   endif()
   set_tests_properties(${T_NAME} PROPERTIES LABELS "${T_LABELS}" TIMEOUT ${T_TIMEOUT})
+  # Every Strata test runs with the emulator's host-pointer check on: an entry or launch given memory
+  # that no device allocation covers fails, as it would on a GPU (docs/design.md, "Device memory").
+  set_property(TEST ${T_NAME} APPEND PROPERTY ENVIRONMENT STRATA_CHECK_HOST_POINTERS=1)
 endfunction()

@@ -24,6 +24,7 @@
 
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -45,6 +46,19 @@ strata::stream current_stream(const at::Tensor& t) {
 constexpr c10::DeviceType device_type = c10::DeviceType::CPU;
 strata::stream current_stream(const at::Tensor&) { return strata::stream{}; }
 #endif
+
+// The CPU library runs Strata's emulator on PyTorch's own CPU tensors: it registers each tensor's storage
+// as device memory for the call (strata::device_memory_registration), so the emulator's host-pointer
+// check (STRATA_CHECK_HOST_POINTERS=1, on in Strata's tests) accepts them and still refuses anything
+// else. In the CUDA library the registration compiles to nothing.
+struct registered {
+  std::vector<std::unique_ptr<strata::device_memory_registration>> held;
+  explicit registered(std::initializer_list<const at::Tensor*> tensors) {
+    for (const at::Tensor* t : tensors)
+      if (t->defined() && t->storage().nbytes() > 0)
+        held.push_back(std::make_unique<strata::device_memory_registration>(t->storage().data(), t->storage().nbytes()));
+  }
+};
 
 void check_device(const at::Tensor& t, const char* name) {
   TORCH_CHECK(t.device().type() == device_type, "strata: ", name, " is on ", t.device(), ", expected ",
@@ -80,6 +94,7 @@ at::Tensor gemm(const at::Tensor& a_in, const at::Tensor& b_in) {
   at::Tensor d = at::empty({a.size(0), b.size(1)}, a.options());
   const sg::matrix ma = as_matrix(a), mb = as_matrix(b), md = as_matrix(d);
   strata::stream s = current_stream(d);
+  const registered mem{&a, &b, &d};
   strata::gemm(s, ma, mb, md, md, {.alpha = 1.f, .beta = 0.f});
 #if !STRATA_TORCH_CUDA
   s.synchronize();
@@ -118,6 +133,7 @@ at::Tensor attention(const at::Tensor& q_in, const at::Tensor& k_in, const at::T
   opt.align = strata::attn::alignment::top_left;  // F.scaled_dot_product_attention(is_causal=True)
   if (scale) opt.scale = float(*scale);
   strata::stream s = current_stream(o);
+  const registered mem{&q, &k, &v, &o};
   strata::attention(s, as_attn(q), as_attn(k), as_attn(v), as_attn(o), opt);
 #if !STRATA_TORCH_CUDA
   s.synchronize();
@@ -177,6 +193,7 @@ at::Tensor embedding_bag(const at::Tensor& weight_in, const at::Tensor& indices_
   const auto base = reinterpret_cast<std::uintptr_t>(ws.data_ptr());
   void* aligned = reinterpret_cast<void*>((base + align - 1) / align * align);
   strata::stream s = current_stream(out);
+  const registered mem{&weight, &indices, &offsets, &psw, &out, &ws};
   strata::embedding_bag(s, args, {aligned, ws_bytes});
   return out;
 }

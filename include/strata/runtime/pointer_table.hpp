@@ -20,7 +20,9 @@
 //   - a pointer off its alignment ("is not aligned to a float (4 bytes)", "must be 16-byte aligned");
 //   - a workspace shorter than the call needs ("holds 8 bytes; the call needs 4096");
 //   - an output or workspace sharing a byte with any input or any other output ("overlaps q ..."),
-//     except the exact alias its row allows (same pointer and layout: "partly overlaps d ..." else).
+//     except the exact alias its row allows (same pointer and layout: "partly overlaps d ..." else);
+//   - on the emulator with the host-pointer check on, a pointer no device allocation covers ("points
+//     to host memory that no device allocation covers": strata/runtime/device_memory.hpp).
 // An overlap error names the later of the two rows, so each table lists the argument to blame last
 // (gemm: a, b, d, then c and the epilogue's inputs). Inputs may share memory with each other (a == b).
 //
@@ -37,6 +39,7 @@
 #include <utility>
 #include <vector>
 
+#include "strata/runtime/device_memory.hpp"
 #include "strata/runtime/error.hpp"
 
 namespace strata {
@@ -160,6 +163,11 @@ class pointer_table {
         check_pair(rows_[i], rows_[j]);
       }
     }
+    // Last, the host-pointer check (emulator, STRATA_CHECK_HOST_POINTERS): each pointer with elements
+    // must lie in one recorded device allocation (strata/runtime/device_memory.hpp).
+    if (host_pointer_check())
+      for (const pointer_arg& r : rows_)
+        if (r.data && r.has_elements) detail::require_device_memory(op_, r.name, r.data, r.bytes ? r.bytes : 1);
   }
 
  private:

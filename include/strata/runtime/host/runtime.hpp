@@ -17,6 +17,7 @@
 
 #include "strata/arch/host.hpp"
 #include "strata/emulator/emulator.hpp"
+#include "strata/runtime/device_memory.hpp"
 #include "strata/runtime/device_properties.hpp"
 #include "strata/runtime/error.hpp"
 #include "strata/runtime/launch_shape.hpp"
@@ -41,6 +42,7 @@ class stream {
 };
 
 /// `count` elements of device memory (host memory on this backend), 256-byte aligned, uninitialized.
+/// Registered as device memory while it lives (strata/runtime/device_memory.hpp: the host-pointer check).
 template <class T>
 class device_buffer {
  public:
@@ -54,6 +56,12 @@ class device_buffer {
     if (!data_)
       throw backend_error("strata::device_buffer(" + std::to_string(count * sizeof(T)) + " bytes)", 0,
                           "host allocation failed: out of memory");
+    try {
+      register_device_memory(data_, bytes);
+    } catch (...) {
+      ::operator delete(static_cast<void*>(data_), std::align_val_t{256});
+      throw;
+    }
   }
   device_buffer(device_buffer&& o) noexcept : data_(std::exchange(o.data_, nullptr)), count_(std::exchange(o.count_, 0)) {}
   device_buffer& operator=(device_buffer&& o) noexcept {
@@ -75,7 +83,10 @@ class device_buffer {
 
  private:
   void release() {
-    if (data_) ::operator delete(static_cast<void*>(data_), std::align_val_t{256});
+    if (data_) {
+      unregister_device_memory(data_);
+      ::operator delete(static_cast<void*>(data_), std::align_val_t{256});
+    }
     data_ = nullptr;
   }
   T* data_ = nullptr;
@@ -138,6 +149,8 @@ inline device_properties get_device_properties(int device = 0) {
 template <class Kernel, class Params>
 void launch(stream& s, const launch_shape& shape, const Kernel& kernel, const Params& params) {
   using target = kernel_target_t<Kernel, arch::host>;
+  // The host-pointer check (device_memory.hpp): no parameter may point to unregistered host memory.
+  if (host_pointer_check()) detail::require_device_params([] { return kernel_name<Kernel>(); }, params);
   emulator::launch<target>(s.emulator_options(), shape, kernel, params);
 }
 
