@@ -9,10 +9,14 @@
 // fp16 / bf16 head dims 32 .. 256 and 192/128 on every target: mma.sync m16n8k16 on NVIDIA (192 and
 // 256 with Q staged in shared memory), MFMA 16x16x16 on AMD; fp16 / bf16 512 on NVIDIA (Q in shared
 // memory, V split over two blocks); and FMA fp32 head dim 32 on NVIDIA.
+// Each configuration twice: attn_fwd_* without the optional score features (soft-cap, ALiBi, dropout:
+// what the entries launch unless the options ask for one) and attn_fwdx_* with them; the paged-cache
+// form (the decode entry with a block table) for two common head dims.
 // fp8 e4m3 head dims 32 .. 256 and 192/128 where the target has fp8 tensor cores: mma.sync m16n8k32
 // on sm_90a / sm_100a (192 and up with Q in shared memory; 256 not on sm_100a, 40 B of spills), MFMA
 // 16x16x32 (OCP bytes on the FNUZ instruction) on gfx940; not on sm_80 or gfx90a, which have none.
 //
+// compile-timeout 600
 // compile-expect-kernels sm_.*|gfx.*: attn_fwd_f16_d32 attn_fwd_f16_d64 attn_fwd_f16_d96 attn_fwd_f16_d128
 // compile-expect-kernels sm_.*|gfx.*: attn_fwd_bf16_d32 attn_fwd_bf16_d64 attn_fwd_bf16_d96 attn_fwd_bf16_d128
 // compile-expect-kernels sm_.*|gfx.*: attn_fwd_f16_d192_128 attn_fwd_bf16_d192_128
@@ -21,7 +25,18 @@
 // compile-expect-kernels sm_90a|sm_100a|gfx940: attn_fwd_e4m3_d32 attn_fwd_e4m3_d64 attn_fwd_e4m3_d96 attn_fwd_e4m3_d128
 // compile-expect-kernels sm_90a|sm_100a|gfx940: attn_fwd_e4m3_d192 attn_fwd_e4m3_d192_128
 // compile-expect-kernels sm_90a|gfx940: attn_fwd_e4m3_d256
+// compile-expect-kernels sm_.*|gfx.*: attn_fwdx_f16_d32 attn_fwdx_f16_d64 attn_fwdx_f16_d96 attn_fwdx_f16_d128
+// compile-expect-kernels sm_.*|gfx.*: attn_fwdx_bf16_d32 attn_fwdx_bf16_d64 attn_fwdx_bf16_d96 attn_fwdx_bf16_d128
+// compile-expect-kernels sm_.*|gfx.*: attn_fwdx_f16_d192_128 attn_fwdx_bf16_d192_128
+// compile-expect-kernels sm_.*|gfx.*: attn_fwdx_f16_d192 attn_fwdx_bf16_d192 attn_fwdx_f16_d256 attn_fwdx_bf16_d256
+// compile-expect-kernels sm_.*: attn_fwdx_f32_d32 attn_fwdx_f16_d512 attn_fwdx_bf16_d512
+// compile-expect-kernels sm_90a|sm_100a|gfx940: attn_fwdx_e4m3_d32 attn_fwdx_e4m3_d64 attn_fwdx_e4m3_d96 attn_fwdx_e4m3_d128
+// compile-expect-kernels sm_90a|sm_100a|gfx940: attn_fwdx_e4m3_d192 attn_fwdx_e4m3_d192_128
+// compile-expect-kernels sm_90a|gfx940: attn_fwdx_e4m3_d256
+// compile-expect-kernels sm_.*|gfx.*: attn_fwd_paged_f16_d64 attn_fwd_paged_bf16_d128
 // compile-expect-kernels sm_.*|gfx.*: attn_combine_f16 attn_combine_bf16 attn_append_f16 attn_append_bf16
+// compile-expect-code sm_.*: ldmatrix fragment loads = ldmatrix\.sync\.aligned\.m8n8\.x4\.shared\.b16
+// compile-expect-code sm_.*: ldmatrix.trans fragment loads = ldmatrix\.sync\.aligned\.m8n8\.x4\.trans\.shared\.b16
 // compile-expect-code sm_.*: tensor-core MMA = mma\.sync\.aligned\.m16n8k16
 // compile-expect-code sm_.*: async global->shared copies = cp\.async
 // compile-expect-code gfx.*: matrix cores = v_mfma_f32_16x16x16
@@ -55,23 +70,30 @@ using strata::f8_e4m3;
 // Named wrappers, so that the report lists each configuration; a configuration not shipped on this
 // target is declared but never launched (with a placeholder tile where none fits) so that the list
 // stays one macro.
+#define STRATA_ATTN_CFG(E, D, DV)                                                                             \
+  (A::default_config<target, E, D, DV>().block_n > 0 ? A::default_config<target, E, D, DV>() : A::kernel_config{16, 4, 2})
 #define STRATA_ATTN_WRAP(tag, E, D, DV)                                                                          \
-  struct attn_fwd_##tag                                                                                          \
-      : A::forward_kernel<E, D, DV, target,                                                                       \
-                          (A::default_config<target, E, D, DV>().block_n > 0 ? A::default_config<target, E, D, DV>() \
-                                                                             : A::kernel_config{16, 4, 2})> {              \
-    static constexpr bool shipped = A::shipped<target, E, D, DV>();                                              \
-  };
+  struct attn_fwd_##tag : A::forward_kernel<E, D, DV, target, STRATA_ATTN_CFG(E, D, DV), A::no_score_mod,         \
+                                            A::no_mask_mod, A::score_features::none> {};                           \
+  struct attn_fwdx_##tag : A::forward_kernel<E, D, DV, target, STRATA_ATTN_CFG(E, D, DV), A::no_score_mod,        \
+                                             A::no_mask_mod, A::score_features::any> {};
 STRATA_ATTN_CONFIGS(STRATA_ATTN_WRAP)
 #undef STRATA_ATTN_WRAP
+struct attn_fwd_paged_f16_d64 : A::forward_kernel<f16, 64, 64, target, STRATA_ATTN_CFG(f16, 64, 64), A::no_score_mod, A::no_mask_mod,
+                                                  A::score_features::none, A::kv_storage::paged> {};
+struct attn_fwd_paged_bf16_d128 : A::forward_kernel<bf16, 128, 128, target, STRATA_ATTN_CFG(bf16, 128, 128), A::no_score_mod,
+                                                    A::no_mask_mod, A::score_features::none, A::kv_storage::paged> {};
+#undef STRATA_ATTN_CFG
 struct attn_combine_f16 : A::combine_kernel<f16, target> {};
 struct attn_combine_bf16 : A::combine_kernel<bf16, target> {};
 struct attn_append_f16 : A::append_kernel<f16, target> {};
 struct attn_append_bf16 : A::append_kernel<bf16, target> {};
 
-#define STRATA_ATTN_LAUNCH(tag, E, D, DV) \
-  if constexpr (A::shipped<Target, E, D, DV>()) \
-    strata::launch(s, {.grid = {8}, .block = {attn_fwd_##tag::max_threads_per_block}}, attn_fwd_##tag{}, fp);
+#define STRATA_ATTN_LAUNCH(tag, E, D, DV)                                                                  \
+  if constexpr (A::shipped<Target, E, D, DV>()) {                                                          \
+    strata::launch(s, {.grid = {8}, .block = {attn_fwd_##tag::max_threads_per_block}}, attn_fwd_##tag{}, fp);   \
+    strata::launch(s, {.grid = {8}, .block = {attn_fwdx_##tag::max_threads_per_block}}, attn_fwdx_##tag{}, fp); \
+  }
 
 // Never called: only instantiated, so that every shipped kernel is compiled for the device (a
 // template, so that `if constexpr` discards the configurations this target does not ship).
@@ -79,6 +101,8 @@ template <class Target>
 void compile_attention(strata::stream& s) {
   const A::detail::forward_params fp{};
   STRATA_ATTN_CONFIGS(STRATA_ATTN_LAUNCH)
+  strata::launch(s, {.grid = {8}, .block = {attn_fwd_paged_f16_d64::max_threads_per_block}}, attn_fwd_paged_f16_d64{}, fp);
+  strata::launch(s, {.grid = {8}, .block = {attn_fwd_paged_bf16_d128::max_threads_per_block}}, attn_fwd_paged_bf16_d128{}, fp);
   strata::launch(s, {.grid = {8}, .block = {Target::warp_size}}, attn_combine_f16{}, A::detail::combine_params{});
   strata::launch(s, {.grid = {8}, .block = {Target::warp_size}}, attn_combine_bf16{}, A::detail::combine_params{});
   strata::launch(s, {.grid = {8}, .block = {Target::warp_size}}, attn_append_f16{}, A::detail::append_params{});

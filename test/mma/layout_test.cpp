@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "strata/mma/accumulator_rows.hpp"
 #include "strata/mma/mma.hpp"
 #include "strata/numeric/f8_fnuz.hpp"
 
@@ -189,4 +190,35 @@ TEST_CASE("FNUZ fp8 types: bias, special values and rounding", "[mma][numeric][f
     CHECK(f8_e4m3_fnuz(static_cast<float>(x)).bits() == b);
     CHECK(f8_e5m2_fnuz(static_cast<float>(y)).bits() == b);
   }
+}
+
+// accumulator_rows.hpp: the row slots and lane groups the attention softmax reduces over, and which
+// atoms hand their accumulators to the next product as the A operand without a shuffle.
+TEST_CASE("accumulator rows: slots, lane groups and the C-is-A property per atom", "[mma][layout][rows]") {
+  using sm80 = accumulator_rows<sm80_16x8x16_f32bf16>;
+  STATIC_REQUIRE(sm80::count == 2);      // rows g and g + 8
+  STATIC_REQUIRE(sm80::lane_bits == 3);  // the 4 lanes of a quad
+  STATIC_REQUIRE(sm80::slot_of(0) == 0 && sm80::slot_of(1) == 0 && sm80::slot_of(2) == 1 && sm80::slot_of(3) == 1);
+  CHECK(sm80::row_of(5, 0) == 1);
+  CHECK(sm80::row_of(5, 1) == 9);
+  CHECK(sm80::row_leader(4));
+  CHECK_FALSE(sm80::row_leader(6));
+
+  using mfma16 = accumulator_rows<cdna_16x16x16_f32bf16>;
+  STATIC_REQUIRE(mfma16::count == 4);        // rows 4 (lane / 16) .. + 3
+  STATIC_REQUIRE(mfma16::lane_bits == 15);   // 16 lanes share them
+  CHECK(mfma16::row_of(37, 2) == 4 * 2 + 2);
+  using mfma32 = accumulator_rows<cdna_32x32x8_f32f16>;
+  STATIC_REQUIRE(mfma32::count == 16);
+  STATIC_REQUIRE(mfma32::lane_bits == 31);
+  using fma = accumulator_rows<fma_atom<float, float, 32>>;
+  STATIC_REQUIRE(fma::count == 1);
+  STATIC_REQUIRE(fma::lane_bits == 0);
+
+  STATIC_REQUIRE(c_is_a<sm80_16x8x16_f32bf16>);
+  STATIC_REQUIRE(c_is_a<sm80_16x8x16_f32f16>);
+  STATIC_REQUIRE(c_is_a<fma_atom<float, float, 32>>);
+  STATIC_REQUIRE_FALSE(c_is_a<sm80_16x8x8_f32tf32>);
+  STATIC_REQUIRE_FALSE(c_is_a<sm89_16x8x32_f32e4m3>);
+  STATIC_REQUIRE_FALSE(c_is_a<cdna_16x16x16_f32bf16>);
 }

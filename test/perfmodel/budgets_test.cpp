@@ -136,29 +136,29 @@ TEST_CASE("wavefront budgets: GEMM CDNA bf16 configurations (gfx942)", "[wavefro
 }
 
 // Attention forward, bf16, default_config<sm80, bf16, D, D> (4 warps of 16 query rows, 64-key tiles).
-// A tile is one 64-key tile of one block. The attention review (shared/research/attention-forensic.md,
-// section 3, banks.py) modelled d128 at 4 416 wavefronts per warp per tile: K fragments 1 024 (128
-// LDS.32, 8-way), S store 128 (16 STS.64), softmax on the fp32 S tile 1 536, P store 512, P fragments
-// 128 (16 LDS.32), V fragments 1 024 (256 LDS.U16, 4-way), cp.async 64. The count here is the atoms'
-// part of that, and matches it exactly: d128 = 1 024 + 128 + 128 + 1 024 + 64 = 2 368 (the same
-// merging of element pairs into LDS.32 / STS.64 that the review read in the SASS). The other 2 048
-// are the softmax's plain loads and stores of S and P (and alpha), which no atom makes: the race-check
-// build reports them as uncounted lane accesses. d64: K fragments 512 (128-byte rows, still 8-way),
-// S store 128, P 128, V 512, cp.async 32 = 1 312.
-// Goal: FlashAttention-2's layout, about 770 per 64 query rows x 64 keys (the review), i.e. about 190
-// per 16-row warp: ldmatrix on padded or swizzled K/V stages and a register-resident softmax
-// (attention-forensic.md section 4). The ideal of today's requests is 272 (d64) and 496 (d128).
+// A tile is one 64-key tile of one block. History: the attention review (shared/research/attention-
+// forensic.md, section 3) modelled the first kernel's d128 at 4 416 wavefronts per warp per tile (S
+// and P through shared fp32 / bf16 tiles, element-wise K and V fragments from unpadded rows, 8-way and
+// 4-way conflicts); the atoms' part of it was 2 368 (d64: 1 312), the budget here until 2026-12-06.
+// Now (issue 33, forward.hpp): the softmax runs in registers, P is the A operand in registers, and
+// K / V are read with ldmatrix / ldmatrix.trans from rows padded by 16 bytes, so every request is at
+// its ideal: d128 = K 128 + V 128 ldmatrix wavefronts (64 x4 requests) + cp.async 64 = 320; d64 =
+// 128 + 32 = 160. Next step (FlashAttention-2's tile, 32 query rows per warp): each K / V fragment
+// feeds two atoms' rows, halving the ldmatrix wavefronts per query row.
 TEST_CASE("wavefront budgets: attention forward sm80 bf16 d64 and d128", "[wavefronts][attention]") {
-  check_budget({"attention forward bf16 d64", 1312, 272}, attention_forward<64>(3), 3);
-  check_budget({"attention forward bf16 d128", 2368, 496}, attention_forward<128>(3), 3);
+  check_budget({"attention forward bf16 d64", 160, 160}, attention_forward<64>(3), 3);
+  check_budget({"attention forward bf16 d128", 320, 320}, attention_forward<128>(3), 3);
 }
 
 // The same on gfx942 (MFMA 16x16x16, one wavefront of 64 lanes per block's warp, the LDS model of
 // bank_model.hpp). Its K/V stages are written with plain vector stores (no cp.async on CDNA), which
-// the counter cannot see; the count is the fragment loads and the S store. Measured 2026-12-06: 1 376
-// (fragment loads 1 344 of ideal 136, S store 32 of 16), 9x the ideal 152, like the CDNA GEMM tiles.
+// the counter cannot see; the count is the fragment loads and the P store. Before 2026-12-06: 1 376
+// (fragment loads 1 344 of ideal 136, S store 32 of 16). With the register softmax and the padded
+// stage rows (issue 33): 352 = fragment loads 320 (ideal 136: K, V and P element-wise, the MFMA path
+// has no ldmatrix yet) + P store 32 (ideal 8); P still goes through shared memory, because the MFMA
+// accumulator layout is not its A layout (mma::c_is_a).
 TEST_CASE("wavefront budgets: attention forward gfx942 bf16 d128", "[wavefronts][attention][cdna]") {
-  check_budget({"attention forward bf16 d128 (gfx942)", 1376, 152}, attention_forward<128, arch::gfx942>(3), 3);
+  check_budget({"attention forward bf16 d128 (gfx942)", 352, 144}, attention_forward<128, arch::gfx942>(3), 3);
 }
 
 TEST_CASE("wavefront counts do not depend on the worker count or the schedule", "[wavefronts][attention]") {

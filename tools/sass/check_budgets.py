@@ -101,7 +101,7 @@ def compile_and_disassemble(a, version, work):
     descriptor = a.target.replace('_', '')
     obj = work / (pathlib.Path(a.source).stem + '.o')
     command = [a.nvcc, '-std=c++20', '-O3', f'-I{a.include}', f'-DSTRATA_COMPILE_TARGET={descriptor}',
-               '-diag-error', '20011,20014', '-gencode', f'arch=compute_{arch},code=sm_{arch}', '-Xptxas', '-v',
+               '-diag-error', '20011,20013,20014,20015', '-gencode', f'arch=compute_{arch},code=sm_{arch}', '-Xptxas', '-v',
                *shlex.split(a.extra_flags), '-x', 'cu', '-c', a.source, '-o', str(obj)]
     cache = os.environ.get('STRATA_SASS_CACHE') or os.path.join(os.path.expanduser('~'), '.cache', 'strata', 'sass')
     entry = None

@@ -70,8 +70,7 @@ struct tile_copy {
   template <fill Fill = fill::zero, class Ctx>
   STRATA_HOST_DEVICE static void block_copy(Ctx& ctx, T* dst, int dst_ld, const T* src, long long src_ld,
                                             int valid_rows = Rows, int valid_cols = Cols) {
-    for_each_vector(ctx, [&](int v) {
-      const int r = row_of(v), c = col_of(v);
+    for_each_vector(ctx, [&](int r, int c) {
       row_atom::template copy_vector<Fill>(dst + static_cast<long long>(r) * dst_ld + c, src + r * src_ld + c,
                                            valid_in(r, c, valid_rows, valid_cols));
     });
@@ -85,8 +84,7 @@ struct tile_copy {
     static_assert(VectorBytes == 4 || VectorBytes == 8 || VectorBytes == 16,
                   "tile_copy::block_copy_async: cp.async moves 4, 8 or 16 bytes, but this tile's alignment "
                   "and width allow only narrower vectors; use block_copy or guarantee 4-byte aligned rows");
-    for_each_vector(ctx, [&](int v) {
-      const int r = row_of(v), c = col_of(v);
+    for_each_vector(ctx, [&](int r, int c) {
       const int valid = valid_in(r, c, valid_rows, valid_cols);
       // A vector wholly outside reads nothing (src-size 0); its address is the tile origin, never read.
       const T* from = valid > 0 ? src + r * src_ld + c : src;
@@ -128,7 +126,10 @@ struct tile_copy {
   }
 
  private:
-  /// f(v) for this thread's vectors: thread_rank, thread_rank + threads, ... below `vectors`.
+  /// f(row, column) of this thread's vectors v: thread_rank, thread_rank + threads, ... below `vectors`.
+  /// With Threads a multiple of the vectors per row, a thread's vectors share one column and step by
+  /// Threads / vectors_per_row rows: computed so (from an unsigned rank), the compiler sees constant
+  /// row steps instead of one division per vector (the unrolled attention copy rebuilt each address).
   template <class Ctx, class F>
   STRATA_HOST_DEVICE STRATA_FORCEINLINE static void for_each_vector(Ctx& ctx, F&& f) {
     auto block = ctx.block();
@@ -139,14 +140,23 @@ struct tile_copy {
                                                 std::to_string(block.size()));
       }
       const int rank = block.thread_rank();
-      STRATA_UNROLL
-      for (int i = 0; i < (vectors + Threads - 1) / Threads; ++i) {
-        const int v = rank + i * Threads;
-        if (vectors % Threads == 0 || v < vectors) f(v);
+      if constexpr (Threads % vectors_per_row == 0) {
+        const unsigned u = static_cast<unsigned>(rank);
+        const int r0 = static_cast<int>(u / vectors_per_row), c0 = static_cast<int>(u % vectors_per_row) * elements_per_vector;
+        constexpr int step = Threads / vectors_per_row;
+        STRATA_UNROLL
+        for (int i = 0; i < (vectors + Threads - 1) / Threads; ++i)
+          if (vectors % Threads == 0 || rank + i * Threads < vectors) f(r0 + i * step, c0);
+      } else {
+        STRATA_UNROLL
+        for (int i = 0; i < (vectors + Threads - 1) / Threads; ++i) {
+          const int v = rank + i * Threads;
+          if (vectors % Threads == 0 || v < vectors) f(row_of(v), col_of(v));
+        }
       }
     } else {
       const int threads = block.size();
-      for (int v = block.thread_rank(); v < vectors; v += threads) f(v);
+      for (int v = block.thread_rank(); v < vectors; v += threads) f(row_of(v), col_of(v));
     }
   }
 };

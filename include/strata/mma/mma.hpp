@@ -8,8 +8,10 @@
 //   mfma.hpp        AMD CDNA MFMA 32x32 / 16x16: f16, bf16, int8 (CDNA2 and CDNA3 forms), FNUZ fp8
 //   mfma_ocp_fp8.hpp  OCP fp8 (f8_e4m3 / f8_e5m2) on CDNA3's FNUZ MFMA: byte remap, products scaled by 4
 //   warp_tile.hpp   warp_tile<Atom, TileM, TileN, TileK>: fragments, loads, stores, the warp's product
+//   accumulator_rows.hpp  which accumulator rows a lane holds, row reductions, c_is_a<Atom>
 #pragma once
 
+#include "strata/mma/accumulator_rows.hpp"
 #include "strata/mma/fma.hpp"
 #include "strata/mma/layout.hpp"
 #include "strata/mma/mfma.hpp"

@@ -3,7 +3,8 @@
 //
 // A configuration is a printable value {block_m, block_n, warps, stages}; block_m is warps x the
 // atom's M (each warp owns atom-M query rows of the tile). The defaults are chosen to fit the target's
-// shared memory (two stages of a K and a V tile, plus the score and probability tiles); they are not
+// shared memory (two stages of a K and a V tile, plus the probability tile where P cannot stay in
+// registers); they are not
 // tuned on hardware yet (docs/attention.md: performance not measured).
 #pragma once
 
@@ -11,6 +12,7 @@
 #include <type_traits>
 
 #include "strata/arch/arch.hpp"
+#include "strata/mma/accumulator_rows.hpp"
 #include "strata/mma/mma.hpp"
 #include "strata/numeric/numeric.hpp"
 
@@ -26,6 +28,18 @@ struct kernel_config {
                              // (forward.hpp; 16-bit head dim 512 on mma.sync)
   friend constexpr bool operator==(const kernel_config&, const kernel_config&) = default;
 };
+
+/// Which optional per-score features a forward kernel compiles into its element loop. `none` leaves
+/// soft-capping, ALiBi and dropout out entirely (each costs tens of instructions per score even when
+/// switched off at run time: the division and tanh of the soft-cap, the distance of ALiBi, a Philox
+/// draw for dropout); the host entries launch it whenever the options use none of the three. Masks
+/// (causal, windows, lengths) and the score / mask mods are in both: they are cheap or compile-time.
+enum class score_features { none, any };
+
+/// Where a forward kernel reads K and V: `contiguous` rows (dense or packed variable-length: one
+/// pointer per tile, advanced tile by tile) or a `paged` cache (a page lookup per 16-row chunk). Only
+/// the decode entry with a block table launches the paged form.
+enum class kv_storage { contiguous, paged };
 
 /// The target the host entries use when the caller names none: the backend's first GPU target,
 /// or the host emulator's own (scalar FMA) target.
@@ -87,12 +101,15 @@ using atom_for = typename detail::atom_choice<Target, Elem>::type;
 template <class Elem>
 using out_elem = std::conditional_t<std::is_same_v<Elem, f8_e4m3>, bf16, Elem>;
 
-/// Shared bytes of one configuration (must match forward_kernel::shared_storage).
+/// Shared bytes of one configuration (an upper bound of forward_kernel::shared_storage): the K and V
+/// stages and the staged Q in rows padded by 16 bytes, and the P tile unless P stays in registers.
 template <class Elem>
-constexpr std::size_t shared_bytes(int block_m, int block_n, int stages, int d, int dv, bool q_in_shared = false) {
-  const std::size_t e = sizeof(Elem);
-  return static_cast<std::size_t>(stages) * block_n * (d + dv) * e + static_cast<std::size_t>(block_m) * block_n * (4 + e) +
-         3 * 4 * static_cast<std::size_t>(block_m) + (q_in_shared ? static_cast<std::size_t>(block_m) * d * e : 0) + 256;
+constexpr std::size_t shared_bytes(int block_m, int block_n, int stages, int d, int dv, bool q_in_shared = false,
+                                   bool p_in_registers = false) {
+  const std::size_t e = sizeof(Elem), pad = 16;
+  const auto bm = static_cast<std::size_t>(block_m), bn = static_cast<std::size_t>(block_n);
+  return static_cast<std::size_t>(stages) * bn * ((d + dv) * e + 2 * pad) + (p_in_registers ? 16 : bm * bn * e) +
+         (q_in_shared ? bm * (d * e + pad) : 16) + 64;
 }
 
 /// The default configuration of (target, element, head dims): the widest K/V tile that fits.
@@ -123,11 +140,14 @@ constexpr kernel_config default_config() {
   const bool q_in_shared = mma_sync && ((sizeof(Elem) == 2 && D >= 192 && Dv >= 192) || (fp8 && D >= 192));
   // mma.sync, 16-bit V head dim 512: O for all of Dv is 256 fp32 registers per thread, more than a
   // thread has, so two blocks share a query tile, each with 256 of V's columns (forward.hpp).
-  const int v_slices = mma_sync && sizeof(Elem) == 2 && Dv >= 512 ? 2 : 1;
+  // fp8 with a V head dim of 192 or more: the same, since the register softmax (2026-12-06): with the
+  // whole O, ptxas spilled 4-200 B on sm_90a (256) and sm_100a (192); halves cost one more Q K^T per
+  // tile (1.5x the FLOPs of the one-block kernel).
+  const int v_slices = mma_sync && ((sizeof(Elem) == 2 && Dv >= 512) || (fp8 && Dv >= 192)) ? 2 : 1;
   for (int bn : {64, 32, 16, 8}) {
     if (bn > cap) continue;
     if (bn % A::N != 0 || bn % A::K != 0) continue;
-    if (shared_bytes<Elem>(block_m, bn, 2, D, Dv / v_slices, q_in_shared) <= Target::shared_memory_per_block)
+    if (shared_bytes<Elem>(block_m, bn, 2, D, Dv / v_slices, q_in_shared, mma::c_is_a<A>) <= Target::shared_memory_per_block)
       return {bn, warps, 2, q_in_shared, v_slices};
   }
   return {0, warps, 2, q_in_shared, v_slices};

@@ -6,21 +6,30 @@
 //   Q      each warp loads its atom-M rows into A fragments once (registers, the whole loop); with
 //          Cfg.q_in_shared (wide head dims on mma.sync) the block's Q tile is staged in shared memory
 //          with the first K/V tile and each fragment is read from there per key tile
-//   K, V   streamed tile by tile through strata::pipeline (cp.async on sm80+, loads elsewhere), in
-//          16-row chunks, so that a chunk never crosses a page of a paged cache
-//   S      S = Q K^T with the atom (warp_tile over the K stage read column-major = K^T), written to
-//          the warp's rows of a shared fp32 tile
-//   softmax  `lanes_per_row` lanes own one row: they apply scale, soft-cap, ALiBi, score_mod and the
-//          masks, update the running max m and sum l (xor-shuffle reductions inside the lane group),
-//          write P (input precision) and the rescale factor alpha = exp(m_old - m_new)
-//   O      O = alpha O + P V with the atom; P read back from shared as A fragments
-// The epilogue divides by l and writes O and LSE = m + log(l), or, for split-KV, fp32 partials that
-// combine.hpp merges. Rows with no visible key (fully masked) give O = 0 and LSE = -inf: alpha and P
-// are forced to 0 when the running max is still -inf, so no exp(-inf - -inf) = NaN is ever formed.
+//   K, V   streamed tile by tile through strata::pipeline (cp.async on sm80+, loads elsewhere): one
+//          copy per tile from contiguous K/V (kv_storage::contiguous), or 16-row chunks with a page
+//          lookup each from a paged cache (kv_storage::paged; a chunk never crosses a page)
+//   S      S = Q K^T with the atom, the K stage read as K^T; stays in the accumulator registers.
+//          Stage rows are padded by 16 bytes, so that the eight rows an ldmatrix reads fall in eight
+//          distinct bank groups; on the f16/bf16 mma.sync atoms K (and a staged Q) are read with
+//          ldmatrix and V with ldmatrix.trans (mma/ldmatrix_fragments.hpp), elsewhere element-wise
+//   softmax  in registers, on the accumulators (mma/accumulator_rows.hpp: which rows a lane holds and
+//          which lanes share them): scale, soft-cap, ALiBi, score_mod and the masks in place, then the
+//          running max m and sum l per row by xor shuffles inside the row's lane group. Scores are
+//          kept in log2 units (scale folded with log2 e), so each probability is one subtract and one
+//          ex2.approx (arch/fast_math.hpp); the rescale factor alpha = 2^(m_old - m_new) never leaves
+//          the registers
+//   O      O = alpha O + P V with the atom. Where the atom's C layout is its A layout (mma.sync
+//          m16n8k16, the FMA atom: mma::c_is_a) P is converted in registers and used directly as the
+//          A operand; elsewhere (MFMA, the 8-bit and tf32 atoms) P goes once through a shared tile
+// The epilogue divides by l and writes O and LSE = m ln 2 + log(l), or, for split-KV, fp32 partials
+// that combine.hpp merges. Rows with no visible key (fully masked) give O = 0 and LSE = -inf: the
+// exponent's reference max is 0 while the running max is still -inf, so 2^(-inf - m) is 0 and no
+// 2^(-inf - -inf) = NaN is ever formed.
 //
-// V column slices (Cfg.v_slices > 1, 16-bit head dim 512 on mma.sync): a block computes O for one
-// slice of Dv / v_slices columns. Each slice's block recomputes S and the softmax (identical in all of
-// them); only slice 0 writes the LSE. Costs one more Q K^T per extra slice; keeps the O accumulator
+// V column slices (Cfg.v_slices > 1: 16-bit head dim 512 and fp8 V head dims of 192 or more on
+// mma.sync): a block computes O for one slice of Dv / v_slices columns. Each slice's block recomputes
+// S and the softmax (identical in all of them); only slice 0 writes the LSE. Costs one more Q K^T per extra slice; keeps the O accumulator
 // (Dv / 2 registers per thread for the whole Dv) within the register file.
 //
 // Work placement: block ids are mapped through the chiplet dispatch inverse so that every chiplet
@@ -32,9 +41,12 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "strata/arch/fast_math.hpp"
 #include "strata/config/config.hpp"
 #include "strata/copy/tile.hpp"
 #include "strata/hierarchy/tile_order.hpp"
+#include "strata/mma/accumulator_rows.hpp"
+#include "strata/mma/ldmatrix_fragments.hpp"
 #include "strata/mma/mma.hpp"
 #include "strata/ops/attention/config.hpp"
 #include "strata/ops/attention/mods.hpp"
@@ -108,7 +120,8 @@ STRATA_HOST_DEVICE inline seq_view sequence(const forward_params& p, int b) {
 /// as out_elem<Elem> (bf16 for fp8 inputs). fp8: P is rounded to e4m3 before P V (as in
 /// FlashAttention-3), the descale factors ride in params::scale and params::o_scale.
 template <class Elem, int D, int Dv, class Target, kernel_config Cfg = default_config<Target, Elem, D, Dv>(),
-          class ScoreMod = no_score_mod, class MaskMod = no_mask_mod>
+          class ScoreMod = no_score_mod, class MaskMod = no_mask_mod, score_features Features = score_features::any,
+          kv_storage KV = kv_storage::contiguous>
 struct forward_kernel {
   using target = Target;
   using params = detail::forward_params;
@@ -121,12 +134,16 @@ struct forward_kernel {
   static constexpr int BM = Cfg.warps * WM;          // query rows per block
   static constexpr int BN = Cfg.block_n;             // keys per tile
   static constexpr int stages = Cfg.stages;
-  static constexpr int lanes_per_row = warp_size / WM;
-  static constexpr int chunk = BN < 16 ? BN : 16;    // rows per copy: never crosses a 16-multiple page
+  static constexpr int chunk = BN < 16 ? BN : 16;    // rows per paged copy: never crosses a 16-multiple page
   static constexpr int max_threads_per_block = Cfg.warps * warp_size;
+  // __launch_bounds__(threads, 1): without a minimum, ptxas capped some kernels at 128 registers on its
+  // own and spilled (fp8 192 on sm_90a: 4 B at 128 registers; 208 and none with the minimum stated).
+  static constexpr int min_blocks_per_multiprocessor = 1;
   static constexpr bool q_in_shared = Cfg.q_in_shared;
   static constexpr int v_slices = Cfg.v_slices;
   static constexpr int DvB = Dv / v_slices;          // V / O columns per block
+  static constexpr bool extras = Features == score_features::any;  // soft-cap, ALiBi, dropout compiled in
+  static constexpr bool paged = KV == kv_storage::paged;
 
   // Preconditions, in words.
   static_assert(BN > 0, "attention: no K/V tile of this head dim fits the target's shared memory (see "
@@ -137,7 +154,6 @@ struct forward_kernel {
                 "attention: v_slices must split Dv into whole atoms and 16-byte vectors");
   static_assert(BN % atom::N == 0 && BN % atom::K == 0, "attention: block_n must be a multiple of the atom's N and K");
   static_assert(BN % chunk == 0, "attention: block_n must be a multiple of the copy chunk");
-  static_assert(warp_size % WM == 0, "attention: the atom's M must divide the warp size");
   static_assert((D * sizeof(Elem)) % 16 == 0 && (Dv * sizeof(Elem)) % 16 == 0,
                 "attention: head dims must be whole 16-byte vectors");
 
@@ -147,19 +163,38 @@ struct forward_kernel {
   static constexpr int o_parts = q_in_shared && DvB % 64 == 0 ? DvB / 64 : 1;
   static constexpr int o_cols = DvB / o_parts;
   using o_tile = mma::warp_tile<atom, WM, o_cols, atom::K>;
-  using k_copy = copy::tile_copy<Elem, chunk, D, 16>;
-  using v_copy = copy::tile_copy<Elem, chunk, DvB, 16>;
-  using q_copy = copy::tile_copy<Elem, BM, D, 16>;
+  // 16-bit K and V of up to 512 bytes per key (head dims up to 128) with Q in registers: the copies
+  // know the block's thread count, a compile-time trip count, unrolled (copy/tile.hpp). Wider rows, the
+  // staged-Q configurations and fp8 keep the loop: the unrolled copy's addresses, hoisted out of the
+  // K-tile loop, made ptxas spill there (sm_80 192/128, sm_90a 512 and fp8 256, sm_100a fp8 128).
+  static constexpr int copy_rows = paged ? chunk : BN;  // rows per K / V copy
+  static constexpr int copy_threads =
+      !q_in_shared && sizeof(Elem) == 2 && (D + DvB) * static_cast<int>(sizeof(Elem)) <= 512 ? max_threads_per_block : 0;
+  using k_copy = copy::tile_copy<Elem, copy_rows, D, 16, 16, copy_threads>;
+  using v_copy = copy::tile_copy<Elem, copy_rows, DvB, 16, 16, copy_threads>;
+  using q_copy = copy::tile_copy<Elem, BM, D, 16, 16, copy_threads>;
+
+  // The rows of the accumulators as a lane holds them (slots), for the softmax in registers.
+  using rows = mma::accumulator_rows<atom>;
+  static constexpr int slots = rows::count;
+  static_assert(s_tile::atoms_m == 1 && o_tile::atoms_m == 1, "attention: a warp owns one atom's rows");
+  // P stays in registers where the accumulator layout is the A operand's (mma::c_is_a).
+  static constexpr bool p_in_registers = mma::c_is_a<atom>;
+  // ldmatrix fragment loads: the f16/bf16 mma.sync atoms, with 16-column multiples everywhere.
+  static constexpr bool use_ldmatrix = mma::ldmatrix_loadable<atom> && WM % 16 == 0 && D % 16 == 0 && BN % 16 == 0 && o_cols % 16 == 0;
+  using k_frags = mma::ldmatrix_fragments<atom, WM, BN, atom::K>;  // K (B of S) and a staged Q (A of S)
+  using v_frags = mma::ldmatrix_fragments<atom, WM, o_cols, atom::K>;  // V (B of O), transposed
+  // Stage row strides: 16 bytes of padding per row (rows stay 16-byte aligned for the copies).
+  static constexpr int pad = 16 / static_cast<int>(sizeof(Elem));
+  static constexpr int ldk = D + pad, ldv = DvB + pad, ldq = D + pad;
 
   struct shared_storage {
-    alignas(16) Elem k[stages][BN * D];   // (stage, BN, D)
-    alignas(16) Elem v[stages][BN * DvB];  // (stage, BN, DvB): this block's V columns
-    alignas(16) float s[BM * BN];         // (BM, BN) scores, then masked logits
-    alignas(16) Elem p[BM * BN];          // (BM, BN) probabilities
-    alignas(16) Elem q[q_in_shared ? BM * D : 16 / sizeof(Elem)];  // (BM, D) when Q is staged here
-    float alpha[BM], l[BM], m[BM];        // per row: rescale factor, final sum and max
+    alignas(16) Elem k[stages][BN * ldk];   // (stage, BN, D) in rows of ldk
+    alignas(16) Elem v[stages][BN * ldv];   // (stage, BN, DvB) in rows of ldv: this block's V columns
+    alignas(16) Elem p[p_in_registers ? 16 / sizeof(Elem) : BM * BN];  // (BM, BN) probabilities, if not in registers
+    alignas(16) Elem q[q_in_shared ? BM * ldq : 16 / sizeof(Elem)];    // (BM, D) in rows of ldq, when Q is staged here
   };
-  static_assert(sizeof(shared_storage) <= shared_bytes<Elem>(BM, BN, stages, D, DvB, q_in_shared));
+  static_assert(sizeof(shared_storage) <= shared_bytes<Elem>(BM, BN, stages, D, DvB, q_in_shared, p_in_registers));
 
   ScoreMod score_mod{};
   MaskMod mask_mod{};
@@ -178,6 +213,13 @@ struct forward_kernel {
     auto& sm = ctx.template shared<shared_storage>();
     auto warp = ctx.warp();
     const int w = warp.index(), lane = ctx.lane().index();
+    if constexpr (Ctx::emulated) {
+      if (!extras && (p.softcap > 0.f || p.alibi || p.dropout_p > 0.f))
+        kernel_bug(ctx.emulated_thread(), "attention forward_kernel compiled with score_features::none got soft-cap, ALiBi or dropout");
+      if (paged != (p.block_table != nullptr))
+        kernel_bug(ctx.emulated_thread(), paged ? "attention forward_kernel compiled for a paged cache got no block table"
+                                                : "attention forward_kernel compiled for contiguous K/V got a block table");
+    }
 
     // ---- which work item: chiplet placement, then (batch, kv head) groups, longest first ----------
     const int group = p.heads / p.heads_k;
@@ -231,52 +273,70 @@ struct forward_kernel {
       }
     }
 
-    // ---- K/V addressing: contiguous (dense or packed) or paged ----------------------------------
+    // ---- K/V addressing: contiguous (dense or packed: the tile's rows at one stride from a pointer
+    // computed once and advanced per tile) or paged (a page lookup per 16-row chunk) -------------
     const Elem* kbase = static_cast<const Elem*>(p.k);
     const Elem* vbase = static_cast<const Elem*>(p.v);
-    auto row_ptr = [&](const Elem* base, long long bs, long long rs, long long hs, int j) -> const Elem* {
-      if (p.block_table) {
-        const int page = p.block_table[static_cast<long long>(b) * p.bt_stride + j / p.page_size];
-        // A page outside the pool reads page 0 instead: never outside memory (the result of such a
-        // sequence is not meaningful; docs/attention.md). A select, not a branch: no extra live state.
-        const int safe = static_cast<unsigned>(page) < static_cast<unsigned>(p.num_pages) ? page : 0;
-        return base + safe * bs + static_cast<long long>(j % p.page_size) * rs + hk * hs;
-      }
-      return base + b * bs + static_cast<long long>(sq.k0 + j) * rs + hk * hs;
-    };
     auto pipe = make_pipeline<stages>(ctx);
     auto load_tile = [&](int st, int t) {
-      STRATA_UNROLL
-      for (int c = 0; c < BN / chunk; ++c) {
-        const int j0 = t * BN + c * chunk;
-        const int valid = detail::imax(0, detail::imin(chunk, sq.sk - j0));
-        // A chunk wholly past the end is still "copied" (zero-filled), so P V never meets poison.
-        pipe.template copy_tile<k_copy>(sm.k[st] + c * chunk * D, D, valid ? row_ptr(kbase, p.k_bs, p.k_rs, p.k_hs, j0) : kbase,
-                                        p.k_rs, valid, D);
-        pipe.template copy_tile<v_copy>(sm.v[st] + c * chunk * DvB, DvB,
-                                        valid ? row_ptr(vbase, p.v_bs, p.v_rs, p.v_hs, j0) + c0 : vbase, p.v_rs, valid, DvB);
+      if constexpr (paged) {
+        STRATA_UNROLL
+        for (int c = 0; c < BN / chunk; ++c) {
+          const int j0 = t * BN + c * chunk;
+          const int valid = detail::imax(0, detail::imin(chunk, sq.sk - j0));
+          // The table is read only for a chunk with keys: past the end its entry may not exist.
+          const int page = valid ? p.block_table[static_cast<long long>(b) * p.bt_stride + j0 / p.page_size] : 0;
+          // A page outside the pool reads page 0 instead: never outside memory (the result of such a
+          // sequence is not meaningful; docs/attention.md). A select, not a branch.
+          const int safe = static_cast<unsigned>(page) < static_cast<unsigned>(p.num_pages) ? page : 0;
+          const long long in_page = j0 % p.page_size;
+          // A chunk wholly past the end is still "copied" (zero-filled), so P V never meets poison.
+          pipe.template copy_tile<k_copy>(sm.k[st] + c * chunk * ldk, ldk, valid ? kbase + safe * p.k_bs + in_page * p.k_rs + hk * p.k_hs : kbase,
+                                          p.k_rs, valid, D);
+          pipe.template copy_tile<v_copy>(sm.v[st] + c * chunk * ldv, ldv,
+                                          valid ? vbase + safe * p.v_bs + in_page * p.v_rs + hk * p.v_hs + c0 : vbase, p.v_rs, valid, DvB);
+        }
+      } else {
+        // Rows past the end are zero-filled (never read), so P V never meets poison.
+        const int j0 = t * BN;
+        const long long row = sq.k0 + j0;
+        pipe.template copy_tile<k_copy>(sm.k[st], ldk, kbase + b * p.k_bs + row * p.k_rs + hk * p.k_hs, p.k_rs, sq.sk - j0, D);
+        pipe.template copy_tile<v_copy>(sm.v[st], ldv, vbase + b * p.v_bs + row * p.v_rs + hk * p.v_hs + c0, p.v_rs, sq.sk - j0, DvB);
       }
     };
 
-    // ---- per-row softmax state (identical in the lanes_per_row lanes of a row) -------------------
-    const int my_row = lane / lanes_per_row, part = lane % lanes_per_row;
-    const int brow = w * WM + my_row;  // row inside the block tile
-    const int qi = wm0 + my_row;       // query position inside the sequence
-    float m_run = detail::neg_inf(), l_run = 0.f;
-    if (p.sinks && split == 0) {       // the sink is one more logit in the denominator, with no value
-      m_run = p.sinks[h];
-      l_run = 1.f;
-    }
+    // ---- per-row softmax state, one slot per accumulator row this lane holds (identical in the
+    // lanes of the row's group). m is kept in log2 units, like the scores. ------------------------
+    constexpr float log2e = 1.4426950408889634f;
+    // Query position of slot r's row inside the sequence, and its diagonal key (sk - sq + row, inside
+    // int like both): recomputed where used rather than held (two registers per slot less).
+    auto qrow = [&](int r) { return wm0 + rows::row_of(lane, r); };
+    auto qpos = [&](int r) { return qrow(r) + sq.off; };
+    int j_lo[slots], j_hi[slots];      // its visible keys [j_lo, j_hi)
+    float m_run[slots], l_run[slots];
     const float slope = p.alibi ? p.alibi[h] : 0.f;
-    // This row's visible keys [j_lo, j_hi): the sequence's end and the window, folded once into two
-    // per-lane values (a row past the sequence sees none). The softmax loop then keeps these two
-    // instead of five uniform values live: 5-10 fewer SGPRs in the MFMA kernels (gfx90a has 104).
-    const long long qpos = static_cast<long long>(qi) + sq.off;  // the row's diagonal key
-    int j_lo = 0, j_hi = qi < sq.sq ? sq.sk : 0;
-    if (p.window_right >= 0) j_hi = static_cast<int>(qpos + p.window_right + 1 < j_hi ? qpos + p.window_right + 1 : j_hi);
-    if (p.window_left >= 0) j_lo = static_cast<int>(qpos - p.window_left > 0 ? qpos - p.window_left : 0);
+    STRATA_UNROLL
+    for (int r = 0; r < slots; ++r) {
+      // The sequence's end and the window folded once into two per-lane values (a row past the
+      // sequence sees none): fewer live uniform values in the loop (the MFMA kernels' SGPRs).
+      j_lo[r] = 0;
+      j_hi[r] = qrow(r) < sq.sq ? sq.sk : 0;
+      // (in 64 bits: a window of up to INT_MAX keys on either side must not wrap)
+      const long long pos = qpos(r);
+      if (p.window_right >= 0) j_hi[r] = static_cast<int>(pos + p.window_right + 1 < j_hi[r] ? pos + p.window_right + 1 : j_hi[r]);
+      if (p.window_left >= 0) j_lo[r] = static_cast<int>(pos - p.window_left > 0 ? pos - p.window_left : 0);
+      m_run[r] = detail::neg_inf();
+      l_run[r] = 0.f;
+      if (p.sinks && split == 0) {  // the sink is one more logit in the denominator, with no value
+        m_run[r] = p.sinks[h] * log2e;
+        l_run[r] = 1.f;
+      }
+    }
     const float drop_scale = p.dropout_p > 0.f ? 1.f / (1.f - p.dropout_p) : 1.f;
     const float s_scale = p.scale * product_scale;  // S holds products / product_scale
+    // Without features or a score mod, the scale goes straight to log2 units: one multiply per score.
+    constexpr bool natural_units = extras || !std::is_same_v<ScoreMod, no_score_mod>;
+    const float s_scale_log2 = s_scale * log2e;
 
     typename o_tile::accumulator acc[o_parts];
     STRATA_UNROLL
@@ -287,7 +347,7 @@ struct forward_kernel {
       // Q rides with the first K/V tile: the first consumer_wait covers both. Rows past the sequence
       // are zero-filled, so the fragment loads below need no bounds test.
       if (q_in_shared && s == 0 && tiles > 0)
-        pipe.template copy_tile<q_copy>(sm.q, D, qb + static_cast<long long>(m0) * p.q_rs, p.q_rs, detail::imin(BM, sq.sq - m0), D);
+        pipe.template copy_tile<q_copy>(sm.q, ldq, qb + static_cast<long long>(m0) * p.q_rs, p.q_rs, detail::imin(BM, sq.sq - m0), D);
       if (s < tiles) load_tile(st, t_lo + s);
       pipe.producer_commit();
     }
@@ -300,84 +360,119 @@ struct forward_kernel {
       }
       const int n0 = (t_lo + it) * BN;
 
-      // S = Q K^T: B(d, j) = K(j, d), i.e. the K stage read column-major. The shared tiles (K, V, S, P)
-      // are whole (rows past the sequence are zero-filled or masked), so the fragment loads and stores
-      // skip per-element bounds tests (mma::edges::inside; the emulator still checks them).
+      // S = Q K^T: B(d, j) = K(j, d), i.e. the K stage read column-major. The shared tiles are whole
+      // (rows past the sequence are zero-filled), so the element-wise fragment loads skip per-element
+      // bounds tests (mma::edges::inside; the emulator still checks them).
       typename s_tile::accumulator sacc;
       sacc.fill(0.f);
-      const mma::matrix_ref<const Elem> kt{sm.k[st], D, BN, D, mma::major::col};
+      const mma::matrix_ref<const Elem> kt{sm.k[st], D, BN, ldk, mma::major::col};
       STRATA_UNROLL
       for (int kk = 0; kk < D / atom::K; ++kk) {
         typename s_tile::b_fragments kf;
-        s_tile::template load_b<mma::edges::inside>(ctx, kf, kt, kk * atom::K, 0);
+        if constexpr (use_ldmatrix) k_frags::load_b(ctx, kf, sm.k[st] + kk * atom::K, ldk, true, 0);
+        else s_tile::template load_b<mma::edges::inside>(ctx, kf, kt, kk * atom::K, 0);
         prepare(kf);
         if constexpr (q_in_shared) {
-          const mma::matrix_ref<const Elem> qs{sm.q + w * WM * D, WM, D, D};
-          s_tile::template load_a<mma::edges::inside>(ctx, qf[0], qs, 0, kk * atom::K);
+          if constexpr (use_ldmatrix) {
+            k_frags::load_a(ctx, qf[0], sm.q + kk * atom::K, ldq, true, w * WM);
+          } else {
+            const mma::matrix_ref<const Elem> qs{sm.q + w * WM * ldq, WM, D, ldq};
+            s_tile::template load_a<mma::edges::inside>(ctx, qf[0], qs, 0, kk * atom::K);
+          }
           prepare(qf[0]);
           s_tile::mma(ctx, qf[0], kf, sacc);
         } else {
           s_tile::mma(ctx, qf[kk], kf, sacc);
         }
       }
-      const mma::matrix_ref<float> sw{sm.s + w * WM * BN, WM, BN, BN};
-      s_tile::template store_c<mma::edges::inside>(ctx, sacc, sw, 0, 0);
-      warp.sync();
 
-      // Online softmax over this tile, lanes_per_row lanes per row.
-      float* srow = sm.s + brow * BN;
-      Elem* prow = sm.p + brow * BN;
-      float mx = m_run;
-      for (int c = part; c < BN; c += lanes_per_row) {
-        const int j = n0 + c;
-        float x = srow[c] * s_scale;
-        if (p.softcap > 0.f) x = p.softcap * ::tanhf(x / p.softcap);
-        if (p.alibi) {
-          const long long dist = qpos - j;
-          x -= slope * static_cast<float>(dist < 0 ? -dist : dist);
+      // Online softmax over this tile, in registers: the logits in log2 units (masked: -inf) and
+      // each slot's row max over the row's lanes.
+      float mx[slots];
+      STRATA_UNROLL
+      for (int r = 0; r < slots; ++r) mx[r] = m_run[r];
+      STRATA_UNROLL
+      for (int jn = 0; jn < s_tile::atoms_n; ++jn)
+        STRATA_UNROLL
+        for (int v = 0; v < atom::c_values; ++v) {
+          const int r = rows::slot_of(v);
+          const int j = n0 + jn * atom::N + atom::c_coord(lane, v).col;
+          float x;
+          if constexpr (natural_units) {
+            x = sacc.f[0][jn].v[v] * s_scale;
+            if constexpr (extras) {
+              if (p.softcap > 0.f) x = p.softcap * ::tanhf(x / p.softcap);
+              if (p.alibi) {
+                const int dist = qpos(r) - j;
+                x -= slope * static_cast<float>(dist < 0 ? -dist : dist);
+              }
+            }
+            x = score_mod(x, b, h, qrow(r), j) * log2e;
+          } else {
+            x = sacc.f[0][jn].v[v] * s_scale_log2;
+          }
+          // Bitwise, not short-circuit: a select per score, no branch.
+          const bool keep = (j >= j_lo[r]) & (j < j_hi[r]) & mask_mod(b, h, qrow(r), j);
+          x = keep ? x : detail::neg_inf();
+          sacc.f[0][jn].v[v] = x;
+          mx[r] = ::fmaxf(mx[r], x);
         }
-        x = score_mod(x, b, h, qi, j);
-        const bool keep = j >= j_lo && j < j_hi && mask_mod(b, h, qi, j);
-        x = keep ? x : detail::neg_inf();
-        srow[c] = x;
-        mx = x > mx ? x : mx;
+      // P = 2^(x - m) and the row sums; alpha = 2^(m_old - m_new). While a row has seen no visible
+      // key, m is -inf and the reference is 0 instead, so every exponent is 2^-inf = 0, not NaN.
+      float m_ref[slots], alpha[slots], sum[slots];
+      STRATA_UNROLL
+      for (int r = 0; r < slots; ++r) {
+        mx[r] = rows::reduce_max(warp, mx[r]);
+        m_ref[r] = mx[r] == detail::neg_inf() ? 0.f : mx[r];
+        alpha[r] = arch::exp2_approx(m_run[r] - m_ref[r]);
+        sum[r] = 0.f;
       }
       STRATA_UNROLL
-      for (int o = lanes_per_row / 2; o > 0; o >>= 1) {
-        const float other = warp.shfl_xor(mx, o);
-        mx = other > mx ? other : mx;
-      }
-      const bool none = mx == detail::neg_inf();  // nothing visible yet: keep O and l at zero
-      const float alpha = none || m_run == detail::neg_inf() ? 0.f : ::expf(m_run - mx);
-      float sum = 0.f;
-      for (int c = part; c < BN; c += lanes_per_row) {
-        const float pv = none ? 0.f : ::expf(srow[c] - mx);
-        float kept = pv;
-        if (p.dropout_p > 0.f)
-          kept = dropout_keep(p.seed, p.offset, p.dropout_threshold, b, p.heads, h, qi, n0 + c) ? pv * drop_scale : 0.f;
-        prow[c] = static_cast<Elem>(kept);
-        sum += pv;
-      }
+      for (int jn = 0; jn < s_tile::atoms_n; ++jn)
+        STRATA_UNROLL
+        for (int v = 0; v < atom::c_values; ++v) {
+          const int r = rows::slot_of(v);
+          const float pv = arch::exp2_approx(sacc.f[0][jn].v[v] - m_ref[r]);
+          sum[r] += pv;
+          float kept = pv;
+          if (extras && p.dropout_p > 0.f) {
+            const int j = n0 + jn * atom::N + atom::c_coord(lane, v).col;
+            kept = dropout_keep(p.seed, p.offset, p.dropout_threshold, b, p.heads, h, qrow(r), j) ? pv * drop_scale : 0.f;
+          }
+          sacc.f[0][jn].v[v] = kept;
+        }
       STRATA_UNROLL
-      for (int o = lanes_per_row / 2; o > 0; o >>= 1) sum += warp.shfl_xor(sum, o);
-      l_run = l_run * alpha + sum;
-      m_run = none ? m_run : mx;
-      if (part == 0) sm.alpha[brow] = alpha;
-      warp.sync();
+      for (int r = 0; r < slots; ++r) {
+        l_run[r] = l_run[r] * alpha[r] + rows::reduce_sum(warp, sum[r]);
+        m_run[r] = mx[r];
+      }
 
       // O = alpha O + P V.
-      rescale(ctx, acc, sm.alpha + w * WM);
+      rescale(acc, alpha);
+      if constexpr (!p_in_registers) {  // P once through the warp's rows of a shared tile
+        s_tile::template store_c<mma::edges::inside>(ctx, sacc, mma::matrix_ref<Elem>{sm.p + w * WM * BN, WM, BN, BN}, 0, 0);
+        warp.sync();
+      }
       const mma::matrix_ref<const Elem> pm{sm.p + w * WM * BN, WM, BN, BN};
-      const mma::matrix_ref<const Elem> vm{sm.v[st], BN, DvB, DvB};
+      const mma::matrix_ref<const Elem> vm{sm.v[st], BN, DvB, ldv};
       STRATA_UNROLL
       for (int kk = 0; kk < BN / atom::K; ++kk) {
         typename o_tile::a_fragments pf;
-        o_tile::template load_a<mma::edges::inside>(ctx, pf, pm, 0, kk * atom::K);
-        prepare(pf);
+        if constexpr (p_in_registers) {
+          // A value v of this K step is C value v % c_values of the (v / c_values)-th atom of it.
+          constexpr int per_step = atom::K / atom::N;
+          STRATA_UNROLL
+          for (int v = 0; v < atom::a_values; ++v)
+            pf.f[0][0].v[v] = static_cast<Elem>(sacc.f[0][kk * per_step + v / atom::c_values].v[v % atom::c_values]);
+        } else {
+          o_tile::template load_a<mma::edges::inside>(ctx, pf, pm, 0, kk * atom::K);
+          prepare(pf);
+        }
         STRATA_UNROLL
         for (int op = 0; op < o_parts; ++op) {
           typename o_tile::b_fragments vf;
-          o_tile::template load_b<mma::edges::inside>(ctx, vf, vm, kk * atom::K, op * o_cols);
+          if constexpr (use_ldmatrix) v_frags::load_b(ctx, vf, sm.v[st] + kk * atom::K * ldv, ldv, false, op * o_cols);
+          else o_tile::template load_b<mma::edges::inside>(ctx, vf, vm, kk * atom::K, op * o_cols);
           prepare(vf);
           o_tile::mma(ctx, pf, vf, acc[op]);
         }
@@ -386,34 +481,34 @@ struct forward_kernel {
     }
 
     // ---- epilogue: O / l and LSE (or the split's fp32 partials) ---------------------------------
-    if (part == 0) {
-      sm.l[brow] = l_run;
-      sm.m[brow] = m_run;
+    // 1 / l, with fp8's V descale and the atom's product scale folded in.
+    const float o_scale = p.o_scale * product_scale;
+    float inv[slots], lse[slots];
+    STRATA_UNROLL
+    for (int r = 0; r < slots; ++r) {
+      inv[r] = l_run[r] > 0.f ? o_scale / l_run[r] : 0.f;
+      lse[r] = l_run[r] > 0.f ? m_run[r] * 0.6931471805599453f + ::logf(l_run[r]) : detail::neg_inf();
     }
-    warp.sync();
-    {
-      // 1 / l, with fp8's V descale and the atom's product scale folded in.
-      const float o_scale = p.o_scale * product_scale;
-      float inv[WM];
-      STRATA_UNROLL
-      for (int i = 0; i < WM; ++i) inv[i] = sm.l[w * WM + i] > 0.f ? o_scale / sm.l[w * WM + i] : 0.f;
-      rescale(ctx, acc, inv);
-    }
-    const int rows = detail::imax(sq.sq - wm0, 0);
-    const float lse = l_run > 0.f ? m_run + ::logf(l_run) : detail::neg_inf();
+    rescale(acc, inv);
+    const int rows_left = detail::imax(sq.sq - wm0, 0);
+    const bool lse_writer = rows::row_leader(lane) && c0 == 0;
     if (p.num_splits == 1) {
       out_type* ob = static_cast<out_type*>(p.o) + b * p.o_bs + static_cast<long long>(sq.q0 + wm0) * p.o_rs + h * p.o_hs;
       STRATA_UNROLL
       for (int op = 0; op < o_parts; ++op)
-        o_tile::template store_c<mma::edges::rows>(ctx, acc[op], mma::matrix_ref<out_type>{ob + c0, rows, DvB, p.o_rs}, 0, op * o_cols);
-      if (p.lse && part == 0 && qi < sq.sq && c0 == 0) p.lse[b * p.lse_bs + h * p.lse_hs + sq.q0 + qi] = lse;
+        o_tile::template store_c<mma::edges::rows>(ctx, acc[op], mma::matrix_ref<out_type>{ob + c0, rows_left, DvB, p.o_rs}, 0, op * o_cols);
+      STRATA_UNROLL
+      for (int r = 0; r < slots; ++r)
+        if (p.lse && lse_writer && qrow(r) < sq.sq) p.lse[b * p.lse_bs + h * p.lse_hs + sq.q0 + qrow(r)] = lse[r];
     } else {
       const long long row0 = ((static_cast<long long>(split) * p.batch + b) * p.heads + h) * p.seqlen_q;
       STRATA_UNROLL
       for (int op = 0; op < o_parts; ++op)
-        o_tile::template store_c<mma::edges::rows>(ctx, acc[op], mma::matrix_ref<float>{p.part_o + (row0 + wm0) * Dv + c0, rows, DvB, Dv}, 0,
-                                                   op * o_cols);
-      if (part == 0 && qi < sq.sq && c0 == 0) p.part_lse[row0 + qi] = lse;
+        o_tile::template store_c<mma::edges::rows>(ctx, acc[op], mma::matrix_ref<float>{p.part_o + (row0 + wm0) * Dv + c0, rows_left, DvB, Dv},
+                                                   0, op * o_cols);
+      STRATA_UNROLL
+      for (int r = 0; r < slots; ++r)
+        if (lse_writer && qrow(r) < sq.sq) p.part_lse[row0 + qrow(r)] = lse[r];
     }
   }
 
@@ -425,18 +520,14 @@ struct forward_kernel {
         for (auto& f : row) atom::prepare(f);
   }
 
-  // acc(r, c) *= f[r] for the warp's rows, in every column slice; r from the atom's accumulator layout.
-  template <class Ctx>
-  STRATA_HOST_DEVICE static void rescale(Ctx& ctx, typename o_tile::accumulator (&acc)[o_parts], const float* f) {
-    const int lane = ctx.lane().index();
+  // acc(r, c) *= f[slot of r], in every column slice: the factor of the accumulator row's slot.
+  STRATA_HOST_DEVICE STRATA_FORCEINLINE static void rescale(typename o_tile::accumulator (&acc)[o_parts], const float (&f)[slots]) {
     STRATA_UNROLL
     for (int op = 0; op < o_parts; ++op)
       STRATA_UNROLL
-      for (int i = 0; i < o_tile::atoms_m; ++i)
+      for (int j = 0; j < o_tile::atoms_n; ++j)
         STRATA_UNROLL
-        for (int j = 0; j < o_tile::atoms_n; ++j)
-          STRATA_UNROLL
-          for (int v = 0; v < atom::c_values; ++v) acc[op].f[i][j].v[v] *= f[i * atom::M + atom::c_coord(lane, v).row];
+        for (int v = 0; v < atom::c_values; ++v) acc[op].f[0][j].v[v] *= f[rows::slot_of(v)];
   }
 };
 

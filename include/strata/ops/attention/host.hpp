@@ -267,7 +267,8 @@ constexpr bool fits = default_config<Target, Elem, D, Dv>().block_n > 0;
 struct no_check {
   void operator()() const {}
 };
-template <class Elem, int D, int Dv, class Target, class SM, class MM, class Before = no_check>
+template <class Elem, int D, int Dv, class Target, class SM, class MM, class Before = no_check,
+          kv_storage KV = kv_storage::contiguous>
 void launch_forward(stream& s, const std::string& op, forward_params fp, const SM& sm, const MM& mm,
                     const Before& before = {}) {
   if constexpr (!fits<Elem, D, Dv, Target>) {
@@ -282,16 +283,28 @@ void launch_forward(stream& s, const std::string& op, forward_params fp, const S
                            ? std::string(" (it has no fp8 tensor cores: sm_89+ and gfx942 have them)")
                            : std::string(" (it spills registers there; see docs/attention.md, feature matrix)")));
   } else {
-    using K = forward_kernel<Elem, D, Dv, Target, default_config<Target, Elem, D, Dv>(), SM, MM>;
+    // Two kernels: without the optional score features (the common case, a shorter element loop) and
+    // with them (config.hpp, score_features).
+    using K = forward_kernel<Elem, D, Dv, Target, default_config<Target, Elem, D, Dv>(), SM, MM, score_features::none, KV>;
+    using KX = forward_kernel<Elem, D, Dv, Target, default_config<Target, Elem, D, Dv>(), SM, MM, score_features::any, KV>;
+    static_assert(K::BM == KX::BM && K::v_slices == KX::v_slices && K::max_threads_per_block == KX::max_threads_per_block);
     fp.m_tiles = (fp.seqlen_q + K::BM - 1) / K::BM;
     const long long blocks = static_cast<long long>(fp.batch) * fp.heads * fp.m_tiles * fp.num_splits * K::v_slices;
     if (blocks == 0) return;
     if (blocks > 0x7fffffffLL) throw invalid_argument(op, "q", "needs " + num(blocks) + " blocks, more than one grid holds");
     before();
-    K kernel{};
-    kernel.score_mod = sm;
-    kernel.mask_mod = mm;
-    launch(s, {.grid = static_cast<int>(blocks), .block = K::max_threads_per_block}, kernel, fp);
+    const launch_shape shape{.grid = static_cast<int>(blocks), .block = K::max_threads_per_block};
+    if (fp.softcap > 0.f || fp.alibi || fp.dropout_p > 0.f) {
+      KX kernel{};
+      kernel.score_mod = sm;
+      kernel.mask_mod = mm;
+      launch(s, shape, kernel, fp);
+    } else {
+      K kernel{};
+      kernel.score_mod = sm;
+      kernel.mask_mod = mm;
+      launch(s, shape, kernel, fp);
+    }
   }
 }
 
@@ -443,8 +456,12 @@ void attention_decode(stream& s, const attn::tensor& q, const attn::tensor& k_ca
       if (n > 0) launch(s, {.grid = static_cast<int>(n), .block = Target::warp_size}, A::append_kernel<Elem, Target>{}, ap);
     }
     A::detail::with_dims(q.dim, v_cache.dim, [&](auto d, auto dv) {
-      A::detail::launch_forward<Elem, decltype(d)::value, decltype(dv)::value, Target>(s, op, fp, A::no_score_mod{},
-                                                                                        A::no_mask_mod{});
+      constexpr int D = decltype(d)::value, Dv = decltype(dv)::value;
+      if (paged)
+        A::detail::launch_forward<Elem, D, Dv, Target, A::no_score_mod, A::no_mask_mod, A::detail::no_check, A::kv_storage::paged>(
+            s, op, fp, A::no_score_mod{}, A::no_mask_mod{});
+      else
+        A::detail::launch_forward<Elem, D, Dv, Target>(s, op, fp, A::no_score_mod{}, A::no_mask_mod{});
     });
     if (splits > 1) {
       A::detail::combine_params cp{};
