@@ -8,9 +8,11 @@
 //       split-KV decoding against a contiguous or paged cache, appending new K/V first
 //
 // Errors: strata::invalid_argument naming "strata::attention" (or "strata::attention_decode") and the
-// argument; strata::unsupported for a head dim that no configuration of the target holds. Tensors and
-// workspaces must be 16-byte aligned. Outputs may not overlap the inputs (o may be exactly q) or each
-// other.
+// argument; strata::unsupported for a head dim that no configuration of the target holds. The
+// pointers follow each entry's pointer table (forward_pointers, backward_pointers, the decode table;
+// strata/runtime/pointer_table.hpp): tensors and workspaces 16-byte aligned, the option arrays
+// float- or int-aligned, no null where elements exist, and outputs that overlap no input (o may be
+// exactly q) and no other output.
 #pragma once
 
 #include <cmath>
@@ -25,6 +27,7 @@
 #include "strata/ops/attention/mods.hpp"
 #include "strata/ops/attention/philox.hpp"
 #include "strata/ops/attention/types.hpp"
+#include "strata/runtime/pointer_table.hpp"
 #include "strata/runtime/runtime.hpp"
 
 namespace strata::attn {
@@ -51,10 +54,8 @@ inline void check_tensor(const std::string& op, const char* name, const tensor& 
   if (t.batch < 0 || t.seqlen < 0 || t.heads <= 0 || t.dim <= 0)
     throw invalid_argument(op, name, "has a negative extent or no heads / dim (batch " + num(t.batch) + ", seqlen " +
                                          num(t.seqlen) + ", heads " + num(t.heads) + ", dim " + num(t.dim) + ")");
-  if (!t.data && static_cast<long long>(t.batch) * t.seqlen > 0) throw invalid_argument(op, name, "has a null data pointer");
+  // The pointer (null, 16-byte alignment, overlaps) is the pointer table's: forward_pointers.
   const long long e = element_bytes(t.type);
-  if (reinterpret_cast<std::uintptr_t>(t.data) % 16 != 0)
-    throw invalid_argument(op, name, "must be 16-byte aligned (rows are moved as 16-byte vectors)");
   for (long long st : {t.batch_stride, t.row_stride, t.head_stride})
     if ((st * e) % 16 != 0)
       throw invalid_argument(op, name, "strides (" + num(t.batch_stride) + ", " + num(t.row_stride) + ", " +
@@ -112,75 +113,98 @@ void with_dims(int d, int dv, F&& f) {
   }
 }
 
-/// Everything the forward and decode entries share: checks of q, k, v, o and the options.
-/// The bytes [first, last) a tensor's elements span (empty when it has none or no pointer).
-struct byte_span {
-  std::uintptr_t first = 0, last = 0;
-  bool overlaps(const byte_span& o) const { return first < last && o.first < o.last && first < o.last && o.first < last; }
-};
-inline byte_span span_of(const tensor& t) {
-  if (!t.data || t.batch <= 0 || t.seqlen <= 0 || t.heads <= 0 || t.dim <= 0) return {};
+/// The bytes a tensor's elements span from its pointer, whatever the pointer (0: no elements).
+inline std::uint64_t span_of_bytes(const tensor& t) {
+  if (t.batch <= 0 || t.seqlen <= 0 || t.heads <= 0 || t.dim <= 0) return 0;
   auto mag = [](long long x) { return static_cast<unsigned long long>(x < 0 ? -x : x); };
   const unsigned long long elems = (unsigned long long)(t.batch - 1) * mag(t.batch_stride) +
                                    (unsigned long long)(t.seqlen - 1) * mag(t.row_stride) +
                                    (unsigned long long)(t.heads - 1) * mag(t.head_stride) + (unsigned long long)t.dim;
-  const auto first = reinterpret_cast<std::uintptr_t>(t.data);
-  return {first, first + static_cast<std::uintptr_t>(elems * static_cast<unsigned long long>(element_bytes(t.type)))};
+  return elems * static_cast<unsigned long long>(element_bytes(t.type));
 }
-inline bool same_layout(const tensor& a, const tensor& b) {
-  return a.data == b.data && a.type == b.type && a.batch == b.batch && a.seqlen == b.seqlen && a.heads == b.heads &&
-         a.dim == b.dim && a.batch_stride == b.batch_stride && a.row_stride == b.row_stride && a.head_stride == b.head_stride;
-}
-struct named_tensor {
-  const char* name;
-  const tensor* t;
-};
-/// Outputs may share no memory with the inputs other blocks still read, nor with each other: a block
-/// (Not for packed variable-length batches: their descriptors give the longest sequence's extent per
-/// batch entry, an overestimate of the packed rows, so the callers skip this check for them.)
-///
-/// writes its output rows while other blocks read K and V (and, in the backward, every input). An
-/// output may be exactly one input of `in_place` (same pointer and layout: each block reads its own
-/// rows before it writes them), e.g. o == q.
-inline void check_outputs(const std::string& op, std::initializer_list<named_tensor> outs,
-                          std::initializer_list<named_tensor> ins, const tensor* in_place = nullptr) {
-  for (auto out = outs.begin(); out != outs.end(); ++out) {
-    const byte_span so = span_of(*out->t);
-    for (const named_tensor& in : ins) {
-      if (in.t == in_place && same_layout(*out->t, *in.t)) continue;
-      if (so.overlaps(span_of(*in.t)))
-        throw invalid_argument(op, out->name, std::string("overlaps ") + in.name +
-                                                  " (an output may not share memory with an input other blocks still read)");
-    }
-    for (auto other = outs.begin(); other != out; ++other)
-      if (so.overlaps(span_of(*other->t)))
-        throw invalid_argument(op, out->name, std::string("overlaps ") + other->name + " (outputs must not share memory)");
-  }
+/// What "o is exactly q" compares besides the pointer: dtype, extents and strides.
+inline std::uint64_t tensor_key(const tensor& t) {
+  return layout_key({(long long)t.type, t.batch, t.seqlen, t.heads, t.dim, t.batch_stride, t.row_stride, t.head_stride});
 }
 
-/// options.lse as a tensor (fp32, index b * H * SQ + h * SQ + row), so that the aliasing checks see it:
-/// nothing when absent or packed (cu_seqlens: the descriptors overestimate the rows, check_outputs).
-inline tensor lse_tensor(const tensor& q, const options& opt) {
-  if (!opt.lse || opt.cu_seqlens_q) return {};
-  return {opt.lse, dtype::fp32, q.batch, q.seqlen, q.heads, 1, static_cast<long long>(q.heads) * q.seqlen, 1, q.seqlen};
+/// A tensor's row: 16-byte aligned (rows move as 16-byte vectors), its span. Packed variable-length
+/// batches (cu_seqlens) have descriptors that give the longest sequence's extent per batch entry, an
+/// overestimate of the packed rows: there the row says only that elements exist (null and alignment
+/// are checked, overlaps are not).
+inline pointer_arg& tensor_row(pointer_arg& r, const tensor& t, bool packed) {
+  r.aligned(16).keyed(tensor_key(t));
+  const bool any = static_cast<long long>(t.batch) * t.seqlen > 0 && t.heads > 0 && t.dim > 0;
+  if (packed) r.exists(any);
+  else r.spans(span_of_bytes(t));
+  return r;
 }
 
-/// The forward's outputs (o, and options.lse when given) against its inputs; o may be q exactly.
-inline void check_forward_outputs(const std::string& op, const tensor& q, const tensor& k, const tensor& v, const tensor& o,
-                                  const options& opt) {
-  if (opt.cu_seqlens_q) return;
-  const tensor lse = lse_tensor(q, opt);
-  check_outputs(op, {{"o", &o}, {"options.lse", &lse}}, {{"q", &q}, {"k", &k}, {"v", &v}}, &q);
+/// The option pointers the forward, decode and backward share (all inputs):
+///   options.alibi_slopes  heads floats;  options.sinks  heads floats
+///   options.cu_seqlens_q / _k  batch + 1 ints;  options.seqused_q / _k  batch ints
+inline void option_rows(pointer_table& t, const tensor& q, const options& opt) {
+  const auto floats = [](long long n) { return std::uint64_t(n > 0 ? n : 0) * sizeof(float); };
+  const auto ints = [](long long n) { return std::uint64_t(n > 0 ? n : 0) * sizeof(int); };
+  t.input("options.alibi_slopes", opt.alibi_slopes).aligned(alignof(float), "a float").spans(opt.alibi_slopes ? floats(q.heads) : 0);
+  t.input("options.sinks", opt.sinks).aligned(alignof(float), "a float").spans(opt.sinks ? floats(q.heads) : 0);
+  t.input("options.cu_seqlens_q", opt.cu_seqlens_q).aligned(alignof(int), "an int").spans(opt.cu_seqlens_q ? ints(q.batch + 1LL) : 0);
+  t.input("options.cu_seqlens_k", opt.cu_seqlens_k).aligned(alignof(int), "an int").spans(opt.cu_seqlens_k ? ints(q.batch + 1LL) : 0);
+  t.input("options.seqused_q", opt.seqused_q).aligned(alignof(int), "an int").spans(opt.seqused_q ? ints(q.batch) : 0);
+  t.input("options.seqused_k", opt.seqused_k).aligned(alignof(int), "an int").spans(opt.seqused_k ? ints(q.batch) : 0);
 }
 
-/// The backward's outputs against every input, the forward's log-sum-exp (options.lse) included.
-inline void check_backward_outputs(const std::string& op, const tensor& q, const tensor& k, const tensor& v,
-                                   const tensor& o, const tensor& dout, const tensor& dq, const tensor& dk,
-                                   const tensor& dv, const options& opt) {
-  if (opt.cu_seqlens_q) return;
-  const tensor lse = lse_tensor(q, opt);
-  check_outputs(op, {{"dq", &dq}, {"dk", &dk}, {"dv", &dv}},
-                {{"q", &q}, {"k", &k}, {"v", &v}, {"o", &o}, {"dout", &dout}, {"options.lse", &lse}});
+/// options.lse's bytes: (B, H, SQ) floats, or (H, total_q) with cu_seqlens.
+inline std::uint64_t lse_bytes(const tensor& q, const options& opt) {
+  if (!opt.lse) return 0;
+  const long long rows = opt.cu_seqlens_q ? opt.total_q : static_cast<long long>(q.batch) * q.seqlen;
+  return std::uint64_t(rows > 0 && q.heads > 0 ? rows * q.heads : 0) * sizeof(float);
+}
+
+/// The forward's pointer table (strata::attention, attn::run):
+///   q, k, v           inputs, 16-byte aligned, their spans (inputs may share memory: packed QKV)
+///   options.*         inputs (option_rows)
+///   o                 output; may be q exactly (same pointer and layout: each block reads its Q rows
+///                     before it writes them), nothing else
+///   options.lse       output, float-aligned, (B, H, SQ) floats
+///   options.dsinks    backward only: not read or written here
+inline pointer_table forward_pointers(const std::string& op, const tensor& q, const tensor& k, const tensor& v, const tensor& o,
+                                      const options& opt) {
+  pointer_table t(op);
+  const bool packed = opt.cu_seqlens_q != nullptr;
+  tensor_row(t.input("q", q.data), q, packed);
+  tensor_row(t.input("k", k.data), k, packed);
+  tensor_row(t.input("v", v.data), v, packed);
+  option_rows(t, q, opt);
+  tensor_row(t.output("o", o.data), o, packed).may_be("q", tensor_key(o));
+  t.output("options.lse", opt.lse).aligned(alignof(float), "a float").spans(lse_bytes(q, opt));
+  t.output("options.dsinks", opt.dsinks);
+  return t;
+}
+
+/// The backward's pointer table (attention_backward, attn::run_backward): the forward's tensors and
+/// its log-sum-exp (options.lse) are inputs here, then
+///   dq, dk, dv        outputs, 16-byte aligned; no overlap with any input or each other
+///   options.dsinks    output, heads floats
+///   workspace         16-byte aligned, attention_backward_workspace_size bytes
+inline pointer_table backward_pointers(const std::string& op, const tensor& q, const tensor& k, const tensor& v, const tensor& o,
+                                       const tensor& dout, const tensor& dq, const tensor& dk, const tensor& dv,
+                                       const options& opt, const workspace& ws, std::size_t need) {
+  pointer_table t(op);
+  const bool packed = opt.cu_seqlens_q != nullptr;
+  tensor_row(t.input("q", q.data), q, packed);
+  tensor_row(t.input("k", k.data), k, packed);
+  tensor_row(t.input("v", v.data), v, packed);
+  tensor_row(t.input("o", o.data), o, packed);
+  tensor_row(t.input("dout", dout.data), dout, packed);
+  t.input("options.lse", opt.lse).aligned(alignof(float), "a float").spans(lse_bytes(q, opt));
+  option_rows(t, q, opt);
+  tensor_row(t.output("dq", dq.data), dq, packed);
+  tensor_row(t.output("dk", dk.data), dk, packed);
+  tensor_row(t.output("dv", dv.data), dv, packed);
+  t.output("options.dsinks", opt.dsinks).aligned(alignof(float), "a float")
+      .spans(opt.dsinks ? std::uint64_t(q.heads > 0 ? q.heads : 0) * sizeof(float) : 0);
+  t.workspace("workspace", ws.data, ws.bytes).aligned(16).spans(need).needs("attention_backward_workspace_size");
+  return t;
 }
 
 inline void validate(const std::string& op, const tensor& q, const tensor& k, const tensor& v, const tensor& o,
@@ -229,8 +253,6 @@ inline void validate(const std::string& op, const tensor& q, const tensor& k, co
     throw invalid_argument(op, "options.dropout_p", "must be in [0, 1)");
   if (opt.cu_seqlens_q && opt.lse && opt.total_q <= 0)
     throw invalid_argument(op, "options.total_q", "must be the packed row count when lse is requested with cu_seqlens");
-  if (reinterpret_cast<std::uintptr_t>(opt.lse) % alignof(float) != 0)
-    throw invalid_argument(op, "options.lse", "is not aligned to a float (4 bytes)");
 }
 
 inline forward_params base_params(const tensor& q, const tensor& k, const tensor& v, const tensor& o, const options& opt) {
@@ -324,7 +346,7 @@ void attention(stream& s, const attn::tensor& q, const attn::tensor& k, const at
   const std::string op = "strata::attention";
   A::detail::validate(op, q, k, v, o, opt, false);
   const A::detail::forward_params fp = A::detail::base_params(q, k, v, o, opt);
-  const auto aliasing = [&] { A::detail::check_forward_outputs(op, q, k, v, o, opt); };
+  const auto aliasing = [&] { A::detail::forward_pointers(op, q, k, v, o, opt).check(); };
   A::detail::with_forward_dtype(q.type, [&](auto e) {
     A::detail::with_dims(q.dim, v.dim, [&](auto d, auto dv) {
       A::detail::launch_forward<decltype(e), decltype(d)::value, decltype(dv)::value, Target>(s, op, fp, score_mod, mask_mod,
@@ -346,7 +368,7 @@ void run(stream& s, const tensor& q, const tensor& k, const tensor& v, const ten
   if (q.type != want) throw invalid_argument(op, "q", std::string("has dtype ") + to_string(q.type) + " but this entry is " + to_string(want));
   if (q.dim != D || v.dim != Dv) throw invalid_argument(op, "q", "head dims do not match this entry's " + detail::num(D) + "/" + detail::num(Dv));
   detail::launch_forward<Elem, D, Dv, Target>(s, op, detail::base_params(q, k, v, o, opt), score_mod, mask_mod,
-                                              [&] { detail::check_forward_outputs(op, q, k, v, o, opt); });
+                                              [&] { detail::forward_pointers(op, q, k, v, o, opt).check(); });
 }
 }  // namespace attn
 
@@ -414,18 +436,28 @@ void attention_decode(stream& s, const attn::tensor& q, const attn::tensor& k_ca
   }
   int splits = dec.num_splits > 0 ? dec.num_splits : A::detail::choose_splits(static_cast<long long>(q.batch) * q.heads, max_keys);
   if (splits > 256) throw invalid_argument(op, "decode.num_splits", "must be at most 256");
-  if (splits > 1 && ws.bytes < attention_decode_workspace_size(q, v_cache.dim, splits))
-    throw invalid_argument(op, "workspace", "has " + A::detail::num(static_cast<long long>(ws.bytes)) + " bytes, needs " +
-                                                A::detail::num(static_cast<long long>(attention_decode_workspace_size(q, v_cache.dim, splits))));
-  if (splits > 1 && (!ws.data || reinterpret_cast<std::uintptr_t>(ws.data) % 16 != 0))
-    throw invalid_argument(op, "workspace", "must be a non-null, 16-byte aligned pointer (split-KV partials are fp32 rows)");
-
-  // The outputs (o, options.lse) share no memory with the inputs nor each other; o may be q exactly.
-  const attn::tensor lse = A::detail::lse_tensor(q, opt);
-  A::detail::check_outputs(op, {{"o", &o}, {"options.lse", &lse}},
-                           {{"q", &q}, {"k_cache", &k_cache}, {"v_cache", &v_cache}, {"decode.k_new", &dec.k_new},
-                            {"decode.v_new", &dec.v_new}},
-                           &q);
+  // The pointer table: q, the cache, the appended rows, the lengths and the page table are inputs (the
+  // append writes new rows into the cache, rows no other input names); o may be q exactly; o,
+  // options.lse and the split-KV workspace (16-byte aligned fp32 partials) share no memory with them or
+  // each other.
+  {
+    using A::detail::tensor_row;
+    pointer_table t(op);
+    tensor_row(t.input("q", q.data), q, false);
+    tensor_row(t.input("k_cache", k_cache.data), k_cache, false);
+    tensor_row(t.input("v_cache", v_cache.data), v_cache, false);
+    tensor_row(t.input("decode.k_new", dec.k_new.data), dec.k_new, false);
+    tensor_row(t.input("decode.v_new", dec.v_new.data), dec.v_new, false);
+    t.input("decode.cache_seqlens", dec.cache_seqlens).aligned(alignof(int), "an int").spans(std::uint64_t(q.batch > 0 ? q.batch : 0) * sizeof(int));
+    t.input("decode.paged.block_table", dec.paged.block_table).aligned(alignof(int), "an int")
+        .spans(paged ? std::uint64_t(q.batch > 0 ? q.batch : 0) * std::uint64_t(dec.paged.block_table_stride) * sizeof(int) : 0);
+    A::detail::option_rows(t, q, opt);
+    tensor_row(t.output("o", o.data), o, false).may_be("q", A::detail::tensor_key(o));
+    t.output("options.lse", opt.lse).aligned(alignof(float), "a float").spans(A::detail::lse_bytes(q, opt));
+    t.workspace("workspace", ws.data, ws.bytes).aligned(16)
+        .spans(splits > 1 ? attention_decode_workspace_size(q, v_cache.dim, splits) : 0).needs("attention_decode_workspace_size");
+    t.check();
+  }
 
   A::detail::forward_params fp = A::detail::base_params(q, k_cache, v_cache, o, opt);
   fp.used_k = dec.cache_seqlens;
@@ -551,11 +583,8 @@ backward_params prepare_backward(const std::string& op, const tensor& q, const t
   if (lay.k_tiles == 0 && k.seqlen > 0)
     throw unsupported(op + ": head dim " + num(q.dim) + " (V " + num(v.dim) + ") has no backward tile on target " +
                       std::string(Target::name));
-  if (ws.bytes < lay.total() || (lay.total() > 0 && !ws.data))
-    throw invalid_argument(op, "workspace", "has " + num(static_cast<long long>(ws.bytes)) + " bytes, needs " +
-                                                num(static_cast<long long>(lay.total())) + " (attention_backward_workspace_size)");
-  if (lay.total() > 0 && reinterpret_cast<std::uintptr_t>(ws.data) % 16 != 0)
-    throw invalid_argument(op, "workspace", "must be 16-byte aligned (fp32 dQ partials)");
+  // The pointers (workspace of lay.total() bytes included) are checked by backward_pointers, once the
+  // kernels are known to exist (launch_backward's `before`).
   backward_params bp{};
   bp.f = base_params(q, k, v, o, opt);
   bp.dout = dout.data, bp.dq = dq.data, bp.dk = dk.data, bp.dv = dv.data;
@@ -611,7 +640,9 @@ void attention_backward(stream& s, const attn::tensor& q, const attn::tensor& k,
   namespace A = strata::attn;
   const std::string op = "strata::attention_backward";
   const A::detail::backward_params bp = A::detail::prepare_backward<Target>(op, q, k, v, o, dout, dq, dk, dv, opt, ws);
-  const auto aliasing = [&] { A::detail::check_backward_outputs(op, q, k, v, o, dout, dq, dk, dv, opt); };
+  const auto aliasing = [&] {
+    A::detail::backward_pointers(op, q, k, v, o, dout, dq, dk, dv, opt, ws, attention_backward_workspace_size<Target>(q, k, v, opt)).check();
+  };
   A::detail::with_dtype(q.type, [&](auto e) {
     using Elem = std::remove_cvref_t<decltype(e)>;
     A::detail::with_dims(q.dim, v.dim, [&](auto d, auto dvv) {
@@ -633,7 +664,10 @@ void run_backward(stream& s, const tensor& q, const tensor& k, const tensor& v, 
   if (q.type != want) throw invalid_argument(op, "q", std::string("has dtype ") + to_string(q.type) + " but this entry is " + to_string(want));
   if (q.dim != D || v.dim != Dv) throw invalid_argument(op, "q", "head dims do not match this entry's " + detail::num(D) + "/" + detail::num(Dv));
   detail::launch_backward<Elem, D, Dv, Target>(s, op, bp, score_mod, mask_mod,
-                                               [&] { detail::check_backward_outputs(op, q, k, v, o, dout, dq, dk, dv, opt); });
+                                               [&] {
+                                                 detail::backward_pointers(op, q, k, v, o, dout, dq, dk, dv, opt, ws,
+                                                                           attention_backward_workspace_size<Target>(q, k, v, opt)).check();
+                                               });
 }
 }  // namespace attn
 
