@@ -16,7 +16,7 @@
 //   softmax  in registers, on the accumulators (mma/accumulator_rows.hpp: which rows a lane holds and
 //          which lanes share them): scale, soft-cap, ALiBi, score_mod and the masks in place, then the
 //          running max m and sum l per row by xor shuffles inside the row's lane group. Scores are
-//          kept in log2 units (scale folded with log2 e), so each probability is one subtract and one
+//          kept in log2 units (the logit times log2 e), so each probability is one subtract and one
 //          ex2.approx (arch/fast_math.hpp); the rescale factor alpha = 2^(m_old - m_new) never leaves
 //          the registers
 //   O      O = alpha O + P V with the atom. Where the atom's C layout is its A layout (mma.sync
@@ -334,9 +334,6 @@ struct forward_kernel {
     }
     const float drop_scale = p.dropout_p > 0.f ? 1.f / (1.f - p.dropout_p) : 1.f;
     const float s_scale = p.scale * product_scale;  // S holds products / product_scale
-    // Without features or a score mod, the scale goes straight to log2 units: one multiply per score.
-    constexpr bool natural_units = extras || !std::is_same_v<ScoreMod, no_score_mod>;
-    const float s_scale_log2 = s_scale * log2e;
 
     typename o_tile::accumulator acc[o_parts];
     STRATA_UNROLL
@@ -397,20 +394,17 @@ struct forward_kernel {
         for (int v = 0; v < atom::c_values; ++v) {
           const int r = rows::slot_of(v);
           const int j = n0 + jn * atom::N + atom::c_coord(lane, v).col;
-          float x;
-          if constexpr (natural_units) {
-            x = sacc.f[0][jn].v[v] * s_scale;
-            if constexpr (extras) {
-              if (p.softcap > 0.f) x = p.softcap * ::tanhf(x / p.softcap);
-              if (p.alibi) {
-                const int dist = qpos(r) - j;
-                x -= slope * static_cast<float>(dist < 0 ? -dist : dist);
-              }
+          // The logit in natural units, then log2 units: the same two roundings in every kernel (with
+          // or without features and mods), so a score mod's -inf and a mask give bitwise equal rows.
+          float x = sacc.f[0][jn].v[v] * s_scale;
+          if constexpr (extras) {
+            if (p.softcap > 0.f) x = p.softcap * ::tanhf(x / p.softcap);
+            if (p.alibi) {
+              const int dist = qpos(r) - j;
+              x -= slope * static_cast<float>(dist < 0 ? -dist : dist);
             }
-            x = score_mod(x, b, h, qrow(r), j) * log2e;
-          } else {
-            x = sacc.f[0][jn].v[v] * s_scale_log2;
           }
+          x = score_mod(x, b, h, qrow(r), j) * log2e;
           // Bitwise, not short-circuit: a select per score, no branch.
           const bool keep = (j >= j_lo[r]) & (j < j_hi[r]) & mask_mod(b, h, qrow(r), j);
           x = keep ? x : detail::neg_inf();
