@@ -67,6 +67,14 @@ STRATA_HOST_DEVICE constexpr auto partition(const tensor_view<T, L, Sp>& v, cons
 
 // ---- coordinates and predicates ---------------------------------------------------------------------------
 
+namespace detail {
+/// One int per mode: names the type of a coordinate origin (a lambda outside a function would be host-only).
+struct int_zero {
+  template <class T>
+  STRATA_HOST_DEVICE constexpr int operator()(T) const { return 0; }
+};
+}  // namespace detail
+
 /// A view whose element k (one integer per mode) is the coordinate origin + k * step, per mode.
 template <class Shape, class Step>
 struct coord_view {
@@ -74,7 +82,7 @@ struct coord_view {
   using shape_type = Shape;
   [[no_unique_address]] Shape shape_;
   [[no_unique_address]] Step step_;
-  decltype(transform(Shape{}, [](auto) { return 0; })) origin_;
+  decltype(transform(Shape{}, detail::int_zero{})) origin_;
 
   STRATA_HOST_DEVICE constexpr const Shape& shape() const { return shape_; }
   STRATA_HOST_DEVICE constexpr auto size() const { return product(shape_); }

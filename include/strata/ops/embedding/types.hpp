@@ -88,7 +88,7 @@ struct feature {
 };
 
 /// Bytes of one packed row of `dim` values in `format` (with the quantization parameters).
-constexpr long long packed_row_bytes(scalar format, long long dim) {
+STRATA_HOST_DEVICE constexpr long long packed_row_bytes(scalar format, long long dim) {
   switch (format) {
     case scalar::fp32: return 4 * dim;
     case scalar::fp16:
