@@ -46,6 +46,7 @@ struct tile_copy {
   static_assert(Rows > 0 && Cols > 0, "tile_copy: a tile has at least one row and one column");
   static_assert(Threads >= 0, "tile_copy: Threads is the block's thread count, or 0 for the launch's");
   using row_atom = vector_copy<T, Cols, AlignBytes, VectorBytes>;  // checks width, alignment, element type
+  using value_type = T;
 
   static constexpr int rows = Rows;
   static constexpr int cols = Cols;

@@ -71,7 +71,7 @@ class pipeline {
                    "pipeline: producer_acquire() with all " + std::to_string(Stages) +
                        " stages filled or being read: it would overwrite a stage the consumer has not released");
     }
-    return produced_ % Stages;
+    return write_;
   }
 
   /// Copies one tile into stage memory `dst` with this pipeline's copy: cp.async where the target has it,
@@ -96,6 +96,7 @@ class pipeline {
   STRATA_HOST_DEVICE void producer_commit() {
     if constexpr (asynchronous) copy::cp_async_commit(*ctx_);
     ++produced_;
+    write_ = next(write_);
   }
 
   /// Waits until the oldest filled stage has landed and is visible to the whole block; returns it.
@@ -115,7 +116,7 @@ class pipeline {
     }
     ctx_->block().sync();
     reading_ = true;
-    return consumed_ % Stages;
+    return read_;
   }
 
   /// Hands the stage read since consumer_wait() back to the producer.
@@ -126,20 +127,27 @@ class pipeline {
     }
     reading_ = false;
     ++consumed_;
+    read_ = next(read_);
   }
 
   /// The stage consumer_wait() returns next. For inspection only: reading it before consumer_wait() races
   /// with its copies (the emulator shows NaN poison there).
-  STRATA_HOST_DEVICE int read_stage() const { return consumed_ % Stages; }
-  STRATA_HOST_DEVICE int write_stage() const { return produced_ % Stages; }
+  STRATA_HOST_DEVICE int read_stage() const { return read_; }
+  STRATA_HOST_DEVICE int write_stage() const { return write_; }
   /// Phase (fill parity) of the stage read next / written next.
   STRATA_HOST_DEVICE int read_phase() const { return (consumed_ / Stages) & 1; }
   STRATA_HOST_DEVICE int write_phase() const { return (produced_ / Stages) & 1; }
 
  private:
   Ctx* ctx_;
+  // The stage after s, by compare and reset: `count % Stages` compiled to a division (a multiply-high
+  // and two more instructions) per use, twice per K step of the GEMM (gemm-forensic.md).
+  STRATA_HOST_DEVICE static int next(int s) { return s + 1 == Stages ? 0 : s + 1; }
+
   int produced_ = 0;  // stages committed
   int consumed_ = 0;  // stages released
+  int write_ = 0;     // produced_ % Stages
+  int read_ = 0;      // consumed_ % Stages
   bool reading_ = false;
 };
 

@@ -35,6 +35,7 @@
 #include "strata/arch/atomic.hpp"
 #include "strata/config/config.hpp"
 #include "strata/copy/tile.hpp"
+#include "strata/copy/tile_stream.hpp"
 #include "strata/epilogue/epilogue.hpp"
 #include "strata/hierarchy/dims.hpp"
 #include "strata/hierarchy/tile_order.hpp"
@@ -207,6 +208,23 @@ struct kernel {
   using copy_b_row = stage_copy<tb, S.tile_k, S.tile_n>;  // (BLK_K, BLK_N)
   using copy_b_col = stage_copy<tb, S.tile_n, S.tile_k>;  // (BLK_N, BLK_K)
 
+  // Fixed orders on a target with cp.async: both operands' tiles advance along their contiguous rows
+  // (A row-major, B column-major: K is the stage's columns), so the K loop copies them as streams
+  // (copy::tile_stream): each thread's source pointers and M/N row predicates are set up once and
+  // advanced by a constant; a full tile is one predicated cp.async per vector at constant offsets. The
+  // K residue (a last partial tile) is loaded first, in the prologue, by the general copy, so every
+  // copy inside the loop is of a full tile (gemm-forensic.md: the per-vector bounds, 64-bit address and
+  // source-size arithmetic of block_copy_async were about 80 of the loop's 171 instructions).
+  template <class T, int Rows>
+  using stream_tile = copy::tile_copy<T, Rows, S.tile_k, AlignBytes, copy::widest_vector_bytes<T, S.tile_k, AlignBytes>, threads>;
+  static constexpr bool use_streams = fixed_orders && Target::atoms.has(arch::atom_family::cp_async) &&
+                                      stream_tile<ta, S.tile_m>::vector_bytes >= 4 &&
+                                      stream_tile<tb, S.tile_n>::vector_bytes >= 4 &&
+                                      threads % stream_tile<ta, S.tile_m>::vectors_per_row == 0 &&
+                                      threads % stream_tile<tb, S.tile_n>::vectors_per_row == 0;
+  using stream_a = std::conditional_t<use_streams, copy::tile_stream<stream_tile<ta, S.tile_m>>, void>;
+  using stream_b = std::conditional_t<use_streams, copy::tile_stream<stream_tile<tb, S.tile_n>>, void>;
+
   // Fragments from shared memory: ldmatrix.x4 for the 16-bit m16n8k16 atoms on targets that have it
   // (one instruction per 16 x 16 piece), else one load per element through the atom's fragment map.
   static constexpr bool use_ldmatrix = mma::ldmatrix_loadable<Atom> && Target::atoms.has(arch::atom_family::ldmatrix) &&
@@ -339,6 +357,30 @@ struct kernel {
       if (p.a.order != layout::row_major || p.b.order != layout::col_major)
         kernel_bug(ctx.emulated_thread(), "gemm::kernel compiled for A row-major and B column-major got other layouts");
     }
+    if constexpr (use_streams) {
+      // The stage sequence: the K residue first when this range ends in it (its summation order is
+      // then residue, kt_begin, kt_begin + 1, ...: fixed, so results stay deterministic), then the
+      // range's full tiles in order, each through the streams.
+      const bool residue = kt_end > kt_begin && kt_end == p.k_tiles && p.size.k % S.tile_k != 0;
+      const long long k0 = (long long)kt_begin * S.tile_k;
+      stream_a sa(ctx, a + m0 * p.a.ld + k0, p.a.ld, p.size.m - m0);
+      stream_b sb(ctx, b + n0 * p.b.ld + k0, p.b.ld, p.size.n - n0);
+      mainloop(ctx, kt_begin, kt_end, true, false, acc, [&](auto& pipe, shared_storage& smem, int st, int kt, auto steady) {
+        if constexpr (!decltype(steady)::value) {
+          if (residue && kt == kt_begin) {
+            const int kr = (kt_end - 1) * S.tile_k, k_left = p.size.k - kr;
+            copy_stage<copy_a_row>(pipe, ctx, smem.a[st], lda_row, a + m0 * p.a.ld + kr, p.a.ld, p.size.m - m0, k_left);
+            copy_stage<copy_b_col>(pipe, ctx, smem.b[st], ldb_col, b + n0 * p.b.ld + kr, p.b.ld, p.size.n - n0, k_left);
+            return;
+          }
+        }
+        sa.template copy_async<lda_row>(ctx, smem.a[st]);
+        sb.template copy_async<ldb_col>(ctx, smem.b[st]);
+        sa.advance();
+        sb.advance();
+      });
+      return;
+    }
     // Stage `st` <- K step `kt`: rows/columns past M, N or K are zero-filled by the copy.
     mainloop(ctx, kt_begin, kt_end, a_row, b_row, acc, [&](auto& pipe, shared_storage& smem, int st, int kt) {
       const int k0 = kt * S.tile_k;
@@ -354,7 +396,9 @@ struct kernel {
     });
   }
 
-  /// The pipelined K loop itself, over stages that `load(pipe, smem, stage, kt)` fills with K step kt:
+  /// The pipelined K loop itself, over stages that `load(pipe, smem, stage, kt)` fills with K step kt
+  /// (or `load(pipe, smem, stage, kt, steady)`, where steady is std::true_type inside the loop and
+  /// std::false_type in the prologue, for a load that treats its first stages differently):
   /// A as (BLK_M, BLK_K) in smem.a[stage] (row-major stage, ld lda_row, when a_row; else the
   /// column-major (BLK_K, BLK_M) form, ld lda_col), B likewise (ldb_row / ldb_col). gemm's own loads
   /// copy strided tiles; an implicit GEMM (ops/conv) gathers its rows instead, and shares everything
@@ -369,15 +413,21 @@ struct kernel {
     acc.fill(acc_type(0));
 
     // Prologue: fill stages - 1 stages (empty commits past the end keep the group count steady).
+    const auto load_stage = [&](auto& pipe_, int st, int kt, auto steady) {
+      if constexpr (std::is_invocable_v<Load&, decltype(pipe_)&, shared_storage&, int, int, decltype(steady)>)
+        load(pipe_, smem, st, kt, steady);
+      else
+        load(pipe_, smem, st, kt);
+    };
     for (int s = 0; s < S.stages - 1; ++s) {
       const int st = pipe.producer_acquire();
-      if (kt_begin + s < kt_end) load(pipe, smem, st, kt_begin + s);
+      if (kt_begin + s < kt_end) load_stage(pipe, st, kt_begin + s, std::false_type{});
       pipe.producer_commit();
     }
     for (int kt = kt_begin; kt < kt_end; ++kt) {
       const int st = pipe.consumer_wait();
       const int ps = pipe.producer_acquire();
-      if (kt + S.stages - 1 < kt_end) load(pipe, smem, ps, kt + S.stages - 1);
+      if (kt + S.stages - 1 < kt_end) load_stage(pipe, ps, kt + S.stages - 1, std::true_type{});
       pipe.producer_commit();
 
       typename warp_tile::a_fragments fa;

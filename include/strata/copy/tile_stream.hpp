@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+// strata/copy/tile_stream.hpp -- one thread's share of a run of full tiles that step along a matrix's
+// rows (the GEMM's K loop over a row-major A or a column-major B), set up once and then advanced.
+//
+//   using tile   = strata::copy::tile_copy<bf16, 128, 32, 16, 16, 256>;   // Threads fixed
+//   strata::copy::tile_stream<tile> s(ctx, a + m0 * lda + k0, lda, m - m0);  // prologue, once
+//   for (...) {                                                              // K loop
+//     s.copy_async<lda_stage>(ctx, stage_a);   // this thread's vectors of the current tile
+//     s.advance();                             // next tile: Cols elements further along the rows
+//   }
+//
+// tile_copy::block_copy_async recomputes, per vector and per call, the vector's row and column, both
+// bounds tests, a 64-bit source address and cp.async's source size (../shared/research/gemm-forensic.md:
+// about 38 instructions per cp.async in the GEMM's K loop; still about 25 with the loop unrolled). A
+// stream does that work once: each of the thread's vectors keeps its source pointer, and whether its
+// row exists is a predicate fixed for the whole run. A call issues one cp.async per vector under that
+// predicate (ignore-src: the row is zero-filled, nothing read) at a destination offset that is a
+// compile-time constant from the stage base; advance() adds a constant to each pointer.
+//
+// What a stream does not do: columns past the source's end. Every tile of the run must be whole along
+// the rows (the caller copies a partial tile, such as the K residue, with tile_copy::block_copy_async,
+// which zero-fills by element). Rows past `valid_rows` are zero-filled in every tile.
+//
+// Requirements: Tile's Threads is the block's thread count (checked on the emulator), a multiple of
+// the vectors per row, so that each thread's vectors share one column and step by a constant number
+// of rows; the target has cp.async and the vector is 4, 8 or 16 bytes.
+#pragma once
+
+#include <cstddef>
+
+#include "strata/config/config.hpp"
+#include "strata/copy/cp_async.hpp"
+#include "strata/copy/tile.hpp"
+
+namespace strata::copy {
+
+template <class Tile>
+class tile_stream {
+ public:
+  using value_type = typename Tile::value_type;
+  static_assert(Tile::threads > 0, "tile_stream: the tile_copy needs the block's thread count at compile time (Threads)");
+  static_assert(Tile::threads % Tile::vectors_per_row == 0,
+                "tile_stream: Threads must be a multiple of the vectors per row (each thread keeps one column)");
+  static_assert(Tile::vector_bytes == 4 || Tile::vector_bytes == 8 || Tile::vector_bytes == 16,
+                "tile_stream: cp.async moves 4, 8 or 16 bytes; the tile's rows need 4-byte alignment at least");
+  /// Vectors per thread per tile, and the rows between a thread's consecutive vectors.
+  static constexpr int per_thread = (Tile::vectors + Tile::threads - 1) / Tile::threads;
+  static constexpr int row_step = Tile::threads / Tile::vectors_per_row;
+  /// Every thread has per_thread vectors (else the last one exists for the lower ranks only).
+  static constexpr bool even = Tile::vectors % Tile::threads == 0;
+
+  /// The run starts at `src` (its first tile's element (0, 0)); rows at and past `valid_rows` are
+  /// zero-filled in every tile (negative: none exist).
+  template <class Ctx>
+  STRATA_HOST_DEVICE tile_stream(Ctx& ctx, const value_type* src, long long src_ld, int valid_rows) {
+    const int rank = ctx.block().thread_rank();
+    if constexpr (Ctx::emulated) {
+      if (ctx.block().size() != Tile::threads)
+        kernel_bug(ctx.emulated_thread(), "tile_stream for " + std::to_string(Tile::threads) +
+                                              " threads used by a block of " + std::to_string(ctx.block().size()));
+    }
+    const unsigned u = static_cast<unsigned>(rank);
+    row0_ = static_cast<int>(u / Tile::vectors_per_row);
+    col0_ = static_cast<int>(u % Tile::vectors_per_row) * Tile::elements_per_vector;
+    STRATA_UNROLL
+    for (int i = 0; i < per_thread; ++i) {
+      const int r = row0_ + i * row_step;
+      // A row that does not exist keeps a readable address (the run's origin moves along row 0 of the
+      // tile, which the caller guarantees whole): ignore-src never reads it, tools still check it.
+      live_[i] = r < valid_rows;
+      src_[i] = live_[i] ? src + r * src_ld + col0_ : src;
+    }
+  }
+
+  /// Issues this thread's cp.async copies of the current tile into `dst` (a row-major stage of DstLd
+  /// elements per row); the caller commits and waits (strata::pipeline).
+  template <int DstLd, class Ctx>
+  STRATA_HOST_DEVICE STRATA_FORCEINLINE void copy_async(Ctx& ctx, value_type* dst) const {
+    value_type* base = dst + row0_ * DstLd + col0_;
+    STRATA_UNROLL
+    for (int i = 0; i < per_thread; ++i) {
+      if (even || i + 1 < per_thread || row0_ + i * row_step < Tile::rows)
+        cp_async_if<Tile::vector_bytes>(ctx, live_[i], base + i * row_step * DstLd, src_[i]);
+    }
+  }
+
+  /// The next tile: Cols elements further along every row.
+  STRATA_HOST_DEVICE STRATA_FORCEINLINE void advance() {
+    STRATA_UNROLL
+    for (int i = 0; i < per_thread; ++i) src_[i] += Tile::cols;
+  }
+
+ private:
+  const value_type* src_[per_thread];
+  bool live_[per_thread];
+  int row0_ = 0, col0_ = 0;
+};
+
+}  // namespace strata::copy
