@@ -119,6 +119,24 @@ class pipeline {
     return read_;
   }
 
+  /// consumer_wait() for a loop that keeps Stages - 1 stages committed ahead of the consumer (one
+  /// commit, empty or not, per stage consumed): the wait is then always for all but the newest
+  /// Stages - 2 groups, with no run-time choice (a branch per K step in the GEMM's double-buffered
+  /// loop). The emulator checks the count.
+  STRATA_HOST_DEVICE int consumer_wait_steady() {
+    if constexpr (Ctx::emulated) {
+      if (produced_ - consumed_ != Stages - 1)
+        kernel_bug(ctx_->emulated_thread(), "pipeline: consumer_wait_steady() with " + std::to_string(produced_ - consumed_) +
+                                                " stages committed ahead, not Stages - 1 = " + std::to_string(Stages - 1));
+      if (reading_)
+        kernel_bug(ctx_->emulated_thread(), "pipeline: consumer_wait_steady() before consumer_release() of the previous stage");
+    }
+    if constexpr (asynchronous) copy::cp_async_wait<Stages - 2>(*ctx_);
+    ctx_->block().sync();
+    reading_ = true;
+    return read_;
+  }
+
   /// Hands the stage read since consumer_wait() back to the producer.
   STRATA_HOST_DEVICE void consumer_release() {
     if constexpr (Ctx::emulated) {

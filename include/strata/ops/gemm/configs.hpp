@@ -24,7 +24,10 @@
 namespace strata::ops::gemm::configs {
 
 // ---- shapes ------------------------------------------------------------------------------------
-inline constexpr shape sm80_large{128, 128, 32, 2, 4, 3};  // warp tile 64 x 32 (2 x 2 warps of 64 x 64 spill with 2-byte rows, see docs/gemm.md)
+// warp tile 64 x 32 (2 x 2 warps of 64 x 64 spill with 2-byte rows, see docs/gemm.md). Single-buffered
+// fragments: double-buffered it takes 141 registers (sm_90a), one block per SM instead of two, and
+// capped at 128 it spills.
+inline constexpr shape sm80_large{128, 128, 32, 2, 4, 3, false};
 inline constexpr shape sm80_medium{64, 64, 32, 2, 2, 3};   // warp tile 32 x 32
 inline constexpr shape sm80_skinny{16, 64, 64, 1, 4, 3};   // decode: M <= 16, warp tile 16 x 16
 inline constexpr shape cdna_large{128, 128, 32, 2, 2, 2};  // 32x32 atom, warp tile 64 x 64

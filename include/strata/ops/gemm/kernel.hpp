@@ -55,6 +55,10 @@ struct shape {
   int tile_m = 64, tile_n = 64, tile_k = 32;  // block tile
   int warps_m = 2, warps_n = 2;               // warp grid of the block
   int stages = 2;                             // shared-memory pipeline depth
+  // Fragments double-buffered by k-group where the kernel reads them with ldmatrix (kernel's
+  // double_buffered_loop). It costs registers: about 20 in the 128 x 128 tile (122 -> 141 on sm_90a,
+  // which would run one block per SM instead of two), so a shape whose occupancy hangs on it says no.
+  bool double_buffer = true;
   constexpr int warps() const { return warps_m * warps_n; }
 };
 
@@ -230,6 +234,8 @@ struct kernel {
   static constexpr bool use_ldmatrix = mma::ldmatrix_loadable<Atom> && Target::atoms.has(arch::atom_family::ldmatrix) &&
                                        warp_m % 16 == 0 && warp_n % 16 == 0;
   using ldmatrix_loader = std::conditional_t<use_ldmatrix, mma::ldmatrix_fragments<Atom, warp_m, warp_n, S.tile_k>, void>;
+  // Fragments double-buffered by k-group (double_buffered_loop) on the ldmatrix path.
+  static constexpr bool double_buffered = use_ldmatrix && S.double_buffer;
   // Each stage row is padded by 16 bytes on the ldmatrix path: the eight 16-byte rows of one 8x8
   // matrix then start 4 banks apart modulo 32 and never collide (unpadded, a 64-byte row put rows
   // 0, 2, 4, 6 on the same banks: 4-way conflicts). Rows stay 16-byte aligned for cp.async.
@@ -424,6 +430,10 @@ struct kernel {
       if (kt_begin + s < kt_end) load_stage(pipe, st, kt_begin + s, std::false_type{});
       pipe.producer_commit();
     }
+    if constexpr (double_buffered) {
+      double_buffered_loop(ctx, pipe, smem, kt_begin, kt_end, a_row, b_row, acc, load_stage);
+      return;
+    }
     for (int kt = kt_begin; kt < kt_end; ++kt) {
       const int st = pipe.consumer_wait();
       const int ps = pipe.producer_acquire();
@@ -460,6 +470,60 @@ struct kernel {
           STRATA_UNROLL
           for (int v = 0; v < Atom::c_values; ++v) acc.f[i][j].v[v] *= acc_type(Atom::product_scale);
     }
+  }
+
+  /// The K loop with fragments double-buffered by k-group (ldmatrix path): k-group kg + 1's fragments
+  /// are loaded while kg's MMAs run, and the last k-group's MMAs run while k-group 0 of the next stage
+  /// loads. So the stage wait and its barrier sit before the last k-group, not at the top of the step:
+  /// after that barrier every warp is done reading the stage the copies of the next step (issued at
+  /// k-group 0, after the first fragment loads) overwrite. The summation order is that of the plain
+  /// loop (k-groups in order, atoms (i, j) within), so results are bit for bit the same. The last
+  /// step also waits for and reads the stage after the range (empty or unused): one extra barrier per
+  /// tile instead of a second branch in every K step.
+  template <class Ctx, class Pipe, class LoadStage>
+  STRATA_HOST_DEVICE static void double_buffered_loop(Ctx& ctx, Pipe& pipe, shared_storage& smem, int kt_begin, int kt_end,
+                                                      bool a_row, bool b_row, typename warp_tile::accumulator& acc,
+                                                      LoadStage& load_stage) {
+    using group_tile = mma::warp_tile<Atom, warp_m, warp_n, Atom::K>;
+    using group_loader = mma::ldmatrix_fragments<Atom, warp_m, warp_n, Atom::K>;
+    constexpr int groups = S.tile_k / Atom::K;
+    if (kt_begin >= kt_end) return;  // nothing was copied (the prologue committed empty groups)
+    const int warp_index = ctx.warp().index();
+    const int m0 = (warp_index / S.warps_n) * warp_m, n0 = (warp_index % S.warps_n) * warp_n;
+    const int lda = a_row ? lda_row : lda_col, ldb = b_row ? ldb_row : ldb_col;
+    // Elements from one k-group to the next in each stage: along a row where K is contiguous.
+    const int a_group = a_row ? Atom::K : Atom::K * lda, b_group = b_row ? Atom::K * ldb : Atom::K;
+    typename group_tile::a_fragments fa[2];
+    typename group_tile::b_fragments fb[2];
+    const auto load_group = [&](int buf, int st, int kg) {
+      group_loader::load_a(ctx, fa[buf], smem.a[st] + kg * a_group, lda, a_row, m0);
+      group_loader::load_b(ctx, fb[buf], smem.b[st] + kg * b_group, ldb, !b_row, n0);
+    };
+    const auto warp = ctx.warp();
+    // Every wait below finds Stages - 1 groups committed ahead (the prologue's, then one per step).
+    int st = pipe.consumer_wait_steady();
+    load_group(0, st, 0);
+    for (int kt = kt_begin; kt < kt_end; ++kt) {
+      STRATA_UNROLL
+      for (int kg = 0; kg < groups; ++kg) {
+        if (kg == groups - 1) {
+          pipe.consumer_release();
+          st = pipe.consumer_wait_steady();
+        }
+        load_group((kg + 1) & 1, st, (kg + 1) % groups);
+        if (kg == 0) {
+          const int ps = pipe.producer_acquire();
+          if (kt + S.stages - 1 < kt_end) load_stage(pipe, ps, kt + S.stages - 1, std::true_type{});
+          pipe.producer_commit();
+        }
+        STRATA_UNROLL
+        for (int i = 0; i < warp_tile::atoms_m; ++i)
+          STRATA_UNROLL
+          for (int j = 0; j < warp_tile::atoms_n; ++j)
+            strata::mma::mma<Atom>(warp, fa[kg & 1].f[i][0], fb[kg & 1].f[0][j], acc.f[i][j]);
+      }
+    }
+    pipe.consumer_release();
   }
 
   /// The warp's coordinates of its part of the block tile.
