@@ -38,7 +38,7 @@ namespace {
 struct args {
   int batch = 4, heads = 16, heads_k = 16, seqlen = 4096, dim = 128, decode_sk = 8192, reps = 10;
   bool causal = false;
-  A::dtype type = A::dtype::bf16;
+  strata::dtype type = strata::dtype::bf16;
 };
 
 args parse(int argc, char** argv) {
@@ -67,7 +67,7 @@ args parse(int argc, char** argv) {
         std::fprintf(stderr, "--dtype %s\n", why.c_str());
         return 2;
       }
-      a.type = *t == strata::dtype::fp16 ? A::dtype::fp16 : *t == strata::dtype::e4m3 ? A::dtype::e4m3 : A::dtype::bf16;
+      a.type = *t;  // attention takes strata::dtype itself
     }
     else {
       std::fprintf(stderr, "unknown argument %s\n", k.c_str());
@@ -124,8 +124,8 @@ int main(int argc, char** argv) {
   strata::device_buffer<unsigned short> o(nq), dq(nq), dk(nk), dv(nk);
   strata::device_buffer<float> lse(static_cast<std::size_t>(B) * H * S);
   auto T = [&](void* p, int h, int sl) { return A::bshd(p, a.type, B, sl, h, D); };
-  const bool fp8 = a.type == A::dtype::e4m3;
-  auto TO = [&](void* p, int h, int sl) { return A::bshd(p, fp8 ? A::dtype::bf16 : a.type, B, sl, h, D); };  // fp8 writes bf16
+  const bool fp8 = a.type == strata::dtype::e4m3;
+  auto TO = [&](void* p, int h, int sl) { return A::bshd(p, fp8 ? strata::dtype::bf16 : a.type, B, sl, h, D); };  // fp8 writes bf16
   A::options opt;
   opt.causal = a.causal;
   opt.lse = lse.data();
@@ -133,7 +133,7 @@ int main(int argc, char** argv) {
 
   // Forward and backward through the typed entries (one kernel set per dtype and head dim: fast builds).
   auto typed = [&](auto fn) {
-    const bool bf = a.type == A::dtype::bf16;
+    const bool bf = a.type == strata::dtype::bf16;
     if (D == 64) bf ? fn(strata::bf16{}, std::integral_constant<int, 64>{}) : fn(strata::f16{}, std::integral_constant<int, 64>{});
     else if (D == 128) bf ? fn(strata::bf16{}, std::integral_constant<int, 128>{}) : fn(strata::f16{}, std::integral_constant<int, 128>{});
     else throw strata::unsupported("strata_bench_attention: --dim 64 or 128");
@@ -147,7 +147,7 @@ int main(int argc, char** argv) {
         return;
       }
       if (D == 512) {  // forward only (the backward and decode entries here take 64 and 128)
-        if (a.type == A::dtype::bf16) A::run<strata::bf16, 512, 512>(s, T(q.data(), H, S), T(k.data(), HK, S), T(v.data(), HK, S), T(o.data(), H, S), opt);
+        if (a.type == strata::dtype::bf16) A::run<strata::bf16, 512, 512>(s, T(q.data(), H, S), T(k.data(), HK, S), T(v.data(), HK, S), T(o.data(), H, S), opt);
         else A::run<strata::f16, 512, 512>(s, T(q.data(), H, S), T(k.data(), HK, S), T(v.data(), HK, S), T(o.data(), H, S), opt);
         return;
       }

@@ -438,7 +438,7 @@ int main(int argc, char** argv) {
     for (const auto k : kinds) max_out = std::max(max_out, e.outputs(k));
   }
   const bool bf = a.bf;
-  const auto dt = bf ? sc::dtype::bf16 : sc::dtype::f16;
+  const auto dt = bf ? strata::dtype::bf16 : strata::dtype::fp16;
   const cudnnDataType_t ddt = bf ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_HALF;
   strata::stream s;
   const cudaStream_t st = s.native_handle();

@@ -223,7 +223,7 @@ int main(int argc, char** argv) {
     max_d = std::max(max_d, tokens * moe_n);
   }
   const bool bf = a.bf;
-  const auto dt = bf ? sg::dtype::bf16 : sg::dtype::f16;
+  const auto dt = bf ? strata::dtype::bf16 : strata::dtype::fp16;
   const auto cdt = bf ? CUDA_R_16BF : CUDA_R_16F;
   strata::stream s;
   const cudaStream_t st = s.native_handle();

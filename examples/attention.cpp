@@ -34,7 +34,7 @@ namespace {
 struct args {
   int batch = 1, heads = 4, heads_k = 4, sq = 128, sk = 128, dim = 64, wl = -1, wr = -1;
   bool causal = false, check = false, bench = false;
-  A::dtype type = A::dtype::fp16;
+  strata::dtype type = strata::dtype::fp16;
 };
 
 [[noreturn]] void usage(const std::string& why) {
@@ -85,7 +85,7 @@ args parse(int argc, char** argv) {
       std::string why;
       const auto t = strata::try_parse_dtype(val(), {D::fp16, D::bf16, D::fp32, D::e4m3}, &why);
       if (!t) usage("--dtype " + why);
-      a.type = *t == D::fp16 ? A::dtype::fp16 : *t == D::bf16 ? A::dtype::bf16 : *t == D::fp32 ? A::dtype::fp32 : A::dtype::e4m3;
+      a.type = *t;  // attention takes strata::dtype itself
     } else usage("unknown argument '" + f + "'");
   }
   if (!hk_given) a.heads_k = a.heads;
@@ -95,16 +95,16 @@ args parse(int argc, char** argv) {
   return a;
 }
 
-float to_float(const void* p, A::dtype t, std::size_t i) {
-  if (t == A::dtype::fp32) return static_cast<const float*>(p)[i];
-  if (t == A::dtype::e4m3) return static_cast<float>(static_cast<const strata::f8_e4m3*>(p)[i]);
-  if (t == A::dtype::bf16) return static_cast<float>(static_cast<const strata::bf16*>(p)[i]);
+float to_float(const void* p, strata::dtype t, std::size_t i) {
+  if (t == strata::dtype::fp32) return static_cast<const float*>(p)[i];
+  if (t == strata::dtype::e4m3) return static_cast<float>(static_cast<const strata::f8_e4m3*>(p)[i]);
+  if (t == strata::dtype::bf16) return static_cast<float>(static_cast<const strata::bf16*>(p)[i]);
   return static_cast<float>(static_cast<const strata::f16*>(p)[i]);
 }
-void from_float(void* p, A::dtype t, std::size_t i, float x) {
-  if (t == A::dtype::fp32) static_cast<float*>(p)[i] = x;
-  else if (t == A::dtype::e4m3) static_cast<strata::f8_e4m3*>(p)[i] = strata::f8_e4m3(x);
-  else if (t == A::dtype::bf16) static_cast<strata::bf16*>(p)[i] = strata::bf16(x);
+void from_float(void* p, strata::dtype t, std::size_t i, float x) {
+  if (t == strata::dtype::fp32) static_cast<float*>(p)[i] = x;
+  else if (t == strata::dtype::e4m3) static_cast<strata::f8_e4m3*>(p)[i] = strata::f8_e4m3(x);
+  else if (t == strata::dtype::bf16) static_cast<strata::bf16*>(p)[i] = strata::bf16(x);
   else static_cast<strata::f16*>(p)[i] = strata::f16(x);
 }
 
@@ -121,8 +121,8 @@ int main(int argc, char** argv) {
     return 2;
   }
 #endif
-  const bool fp8 = a.type == A::dtype::e4m3;
-  const A::dtype out_type = fp8 ? A::dtype::bf16 : a.type;  // fp8 attention writes bf16
+  const bool fp8 = a.type == strata::dtype::e4m3;
+  const strata::dtype out_type = fp8 ? strata::dtype::bf16 : a.type;  // fp8 attention writes bf16
   const std::size_t eb = A::element_bytes(a.type);
   const std::size_t nq = static_cast<std::size_t>(a.batch) * a.sq * a.heads * a.dim;
   const std::size_t nk = static_cast<std::size_t>(a.batch) * a.sk * a.heads_k * a.dim;
@@ -180,7 +180,7 @@ int main(int argc, char** argv) {
     // e4m3: P is rounded to e4m3 (relative error <= 2^-4 while P >= 2^-6, which holds here: the scores
     // of these inputs stay within a few units of each other), so |error| <= 2^-4 * max|V| (= 1), plus
     // bf16's rounding of O (2^-9).
-    const double tol = a.type == A::dtype::fp32 ? 2e-5 : a.type == A::dtype::bf16 ? 2.5e-2 : fp8 ? 6.5e-2 : 4e-3;
+    const double tol = a.type == strata::dtype::fp32 ? 2e-5 : a.type == strata::dtype::bf16 ? 2.5e-2 : fp8 ? 6.5e-2 : 4e-3;
     long long bad = 0;
     double worst = 0;
     for (int b = 0; b < a.batch; ++b) {

@@ -67,7 +67,7 @@ sc::spatial triple(const std::string& flag, const std::string& v, long long lo) 
 using strata_examples::random_values;
 
 struct settings {
-  sc::dtype in = sc::dtype::f16, out = sc::dtype::f16;
+  strata::dtype in = strata::dtype::fp16, out = strata::dtype::fp16;
   bool tf32 = false, nchw = false, bias_relu = false, check = false, bench = false;
 };
 
@@ -157,10 +157,10 @@ int run(const sc::problem& p, sc::kind kind, const settings& st, const std::stri
 
 int dispatch(const sc::problem& p, sc::kind kind, const settings& st, const std::string& label, double& worst) {
   switch (st.in) {
-    case sc::dtype::f32: return run<float, float>(p, kind, st, label, worst);
-    case sc::dtype::f16: return run<strata::f16, strata::f16>(p, kind, st, label, worst);
-    case sc::dtype::bf16: return run<strata::bf16, strata::bf16>(p, kind, st, label, worst);
-    case sc::dtype::i8: return run<std::int8_t, std::int32_t>(p, kind, st, label, worst);
+    case strata::dtype::fp32: return run<float, float>(p, kind, st, label, worst);
+    case strata::dtype::fp16: return run<strata::f16, strata::f16>(p, kind, st, label, worst);
+    case strata::dtype::bf16: return run<strata::bf16, strata::bf16>(p, kind, st, label, worst);
+    case strata::dtype::int8: return run<std::int8_t, std::int32_t>(p, kind, st, label, worst);
     default: return 1;
   }
 }
@@ -207,11 +207,11 @@ int main(int argc, char** argv) {
   std::string why;
   const auto type = strata::try_parse_dtype(dtype, {D::fp32, D::tf32, D::fp16, D::bf16, D::int8}, &why);
   if (!type) usage("--dtype " + why);
-  if (*type == D::fp32) st.in = st.out = sc::dtype::f32;
-  else if (*type == D::tf32) st.in = st.out = sc::dtype::f32, st.tf32 = true;
-  else if (*type == D::fp16) st.in = st.out = sc::dtype::f16;
-  else if (*type == D::bf16) st.in = st.out = sc::dtype::bf16;
-  else st.in = sc::dtype::i8, st.out = sc::dtype::i32;
+  if (*type == D::fp32) st.in = st.out = strata::dtype::fp32;
+  else if (*type == D::tf32) st.in = st.out = strata::dtype::fp32, st.tf32 = true;
+  else if (*type == D::fp16) st.in = st.out = strata::dtype::fp16;
+  else if (*type == D::bf16) st.in = st.out = strata::dtype::bf16;
+  else st.in = strata::dtype::int8, st.out = strata::dtype::int32;
   if (layout != "nhwc" && layout != "nchw") usage("--layout must be nhwc or nchw, got '" + layout + "'");
   st.nchw = layout == "nchw";
   if (epilogue != "none" && epilogue != "bias_relu") usage("--epilogue must be none or bias_relu, got '" + epilogue + "'");

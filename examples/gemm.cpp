@@ -79,7 +79,7 @@ std::vector<T> quantize(const std::vector<float>& x, int batch, std::size_t stri
 }
 
 template <class TA, class TD>
-int run(int m, int n, int k, int batch, bool ta, bool tb, sg::dtype in, sg::dtype out, bool bias_relu, bool check,
+int run(int m, int n, int k, int batch, bool ta, bool tb, strata::dtype in, strata::dtype out, bool bias_relu, bool check,
         bool bench, bool tf32 = false, bool rowcol = false) {
   strata::stream s;
   const auto la = ta ? sg::layout::col_major : sg::layout::row_major, lb = tb ? sg::layout::col_major : sg::layout::row_major;
@@ -206,15 +206,15 @@ int main(int argc, char** argv) {
   const bool rc = scales == "rowcol";
   try {
     switch (*type) {
-      case D::fp32: return run<float, float>(M, N, K, B, ta, tb, sg::dtype::f32, sg::dtype::f32, br, check, bench);
-      case D::tf32: return run<float, float>(M, N, K, B, ta, tb, sg::dtype::f32, sg::dtype::f32, br, check, bench, true);
-      case D::fp16: return run<strata::f16, strata::f16>(M, N, K, B, ta, tb, sg::dtype::f16, sg::dtype::f16, br, check, bench);
-      case D::bf16: return run<strata::bf16, strata::bf16>(M, N, K, B, ta, tb, sg::dtype::bf16, sg::dtype::bf16, br, check, bench);
-      case D::int8: return run<std::int8_t, std::int32_t>(M, N, K, B, ta, tb, sg::dtype::i8, sg::dtype::i32, br, check, bench);
+      case D::fp32: return run<float, float>(M, N, K, B, ta, tb, strata::dtype::fp32, strata::dtype::fp32, br, check, bench);
+      case D::tf32: return run<float, float>(M, N, K, B, ta, tb, strata::dtype::fp32, strata::dtype::fp32, br, check, bench, true);
+      case D::fp16: return run<strata::f16, strata::f16>(M, N, K, B, ta, tb, strata::dtype::fp16, strata::dtype::fp16, br, check, bench);
+      case D::bf16: return run<strata::bf16, strata::bf16>(M, N, K, B, ta, tb, strata::dtype::bf16, strata::dtype::bf16, br, check, bench);
+      case D::int8: return run<std::int8_t, std::int32_t>(M, N, K, B, ta, tb, strata::dtype::int8, strata::dtype::int32, br, check, bench);
       case D::e4m3:
-        return run<strata::f8_e4m3, strata::bf16>(M, N, K, B, ta, tb, sg::dtype::e4m3, sg::dtype::bf16, br, check, bench, false, rc);
+        return run<strata::f8_e4m3, strata::bf16>(M, N, K, B, ta, tb, strata::dtype::e4m3, strata::dtype::bf16, br, check, bench, false, rc);
       case D::e5m2:
-        return run<strata::f8_e5m2, strata::bf16>(M, N, K, B, ta, tb, sg::dtype::e5m2, sg::dtype::bf16, br, check, bench, false, rc);
+        return run<strata::f8_e5m2, strata::bf16>(M, N, K, B, ta, tb, strata::dtype::e5m2, strata::dtype::bf16, br, check, bench, false, rc);
       default: break;  // try_parse_dtype accepted only the cases above
     }
   } catch (const strata::error& e) {

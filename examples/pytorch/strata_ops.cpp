@@ -65,11 +65,11 @@ void check_device(const at::Tensor& t, const char* name) {
               c10::DeviceTypeName(device_type));
 }
 
-sg::dtype gemm_dtype(const at::Tensor& t) {
+strata::dtype gemm_dtype(const at::Tensor& t) {
   switch (t.scalar_type()) {
-    case at::kFloat: return sg::dtype::f32;
-    case at::kHalf: return sg::dtype::f16;
-    case at::kBFloat16: return sg::dtype::bf16;
+    case at::kFloat: return strata::dtype::fp32;
+    case at::kHalf: return strata::dtype::fp16;
+    case at::kBFloat16: return strata::dtype::bf16;
     default: TORCH_CHECK(false, "strata::gemm: dtype ", t.scalar_type(), " is not supported (float32, float16, bfloat16)");
   }
 }
@@ -102,11 +102,11 @@ at::Tensor gemm(const at::Tensor& a_in, const at::Tensor& b_in) {
   return d;
 }
 
-strata::attn::dtype attn_dtype(const at::Tensor& t) {
+strata::dtype attn_dtype(const at::Tensor& t) {
   switch (t.scalar_type()) {
-    case at::kFloat: return strata::attn::dtype::fp32;
-    case at::kHalf: return strata::attn::dtype::fp16;
-    case at::kBFloat16: return strata::attn::dtype::bf16;
+    case at::kFloat: return strata::dtype::fp32;
+    case at::kHalf: return strata::dtype::fp16;
+    case at::kBFloat16: return strata::dtype::bf16;
     default: TORCH_CHECK(false, "strata::attention: dtype ", t.scalar_type(), " is not supported");
   }
 }

@@ -186,7 +186,7 @@ TEST_CASE("attention backward: a score_mod's chain rule against finite differenc
 TEST_CASE("attention backward: validation names the argument", "[attention][backward]") {
   strata::stream s;
   strata::device_buffer<float> buf(4096);
-  const auto t = A::dtype::fp32;
+  const auto t = strata::dtype::fp32;
   A::tensor q = A::bshd(buf.data(), t, 1, 4, 2, 32), k = A::bshd(buf.data(), t, 1, 4, 1, 32);
   A::options opt;
   auto call = [&](const A::tensor& dq, const A::options& o, strata::workspace ws) {

@@ -21,7 +21,7 @@ struct decode_case {
                                                     const host_tensor<E>& kc, const host_tensor<E>& vc,
                                                     const host_tensor<E>& kn, const host_tensor<E>& vn, bool causal) {
     strata::stream s;
-    const A::dtype t = dtype_of<E>();
+    const strata::dtype t = dtype_of<E>();
     const int pages_per_seq = (S + page - 1) / page, num_pages = B * pages_per_seq;
     // Paged pool: sequence b's logical page p lives at physical page perm[b * pages_per_seq + p].
     std::vector<int> perm(num_pages);
@@ -134,7 +134,7 @@ TEST_CASE("attention decode: split-KV, append, paged == dense", "[attention]") {
 TEST_CASE("attention validation names the argument", "[attention]") {
   strata::stream s;
   strata::device_buffer<f16> buf(4096);
-  auto T = [&](int b, int sl, int h, int d, A::dtype t = A::dtype::fp16) { return A::bshd(buf.data(), t, b, sl, h, d); };
+  auto T = [&](int b, int sl, int h, int d, strata::dtype t = strata::dtype::fp16) { return A::bshd(buf.data(), t, b, sl, h, d); };
   auto msg = [&](auto f) {
     try {
       f();
@@ -148,12 +148,12 @@ TEST_CASE("attention validation names the argument", "[attention]") {
   CHECK_THAT(msg([&] { strata::attention<host>(s, T(1, 4, 2, 48), T(1, 4, 2, 48), T(1, 4, 2, 48), T(1, 4, 2, 48)); }),
              Catch::Contains("head dim 48"));
   CHECK_THAT(msg([&] {
-               strata::attention<host>(s, T(1, 4, 2, 32), T(1, 4, 2, 32, A::dtype::bf16), T(1, 4, 2, 32), T(1, 4, 2, 32));
+               strata::attention<host>(s, T(1, 4, 2, 32), T(1, 4, 2, 32, strata::dtype::bf16), T(1, 4, 2, 32), T(1, 4, 2, 32));
              }),
              Catch::Contains("argument 'k'") && Catch::Contains("dtype bf16"));
   CHECK_THAT(msg([&] {
-               strata::attention<host>(s, T(1, 2, 2, 512, A::dtype::fp32), T(1, 2, 2, 512, A::dtype::fp32),
-                                       T(1, 2, 2, 512, A::dtype::fp32), T(1, 2, 2, 512, A::dtype::fp32));
+               strata::attention<host>(s, T(1, 2, 2, 512, strata::dtype::fp32), T(1, 2, 2, 512, strata::dtype::fp32),
+                                       T(1, 2, 2, 512, strata::dtype::fp32), T(1, 2, 2, 512, strata::dtype::fp32));
              }),
              Catch::Contains("does not fit"));
   A::decode_args dec;

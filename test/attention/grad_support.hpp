@@ -62,7 +62,7 @@ grad_run<E> run_grad(const spec& c, const grad_inputs<E>& in, const strata::emul
                      const SM& sm = {}, const MM& mm = {}) {
   strata::stream s(eo);
   const int B = c.batch, H = c.heads, HK = c.heads_k;
-  const A::dtype t = dtype_of<E>();
+  const strata::dtype t = dtype_of<E>();
   auto poison = [&](std::size_t n) {
     std::vector<E> x(n);
     std::memset(static_cast<void*>(x.data()), 0xFF, n * sizeof(E));

@@ -31,7 +31,7 @@ using strata::f16;
 using strata::f8_e4m3;
 
 template <class E>
-constexpr A::dtype dtype_of() {
+constexpr strata::dtype dtype_of() {
   return A::detail::dtype_of<E>();
 }
 
@@ -122,7 +122,7 @@ int check(spec c, const SM& sm = {}, const MM& mm = {}) {
   std::vector<float> lse_init(static_cast<std::size_t>(rq) * H);
   std::memset(lse_init.data(), 0xFF, lse_init.size() * 4);
   auto dlse = upload(s, lse_init);
-  auto make = [&](void* p, int sl, int h, int d, A::dtype t = dtype_of<E>()) {
+  auto make = [&](void* p, int sl, int h, int d, strata::dtype t = dtype_of<E>()) {
     if (c.varlen) return A::bshd(p, t, B, *std::max_element(sl == c.sq ? sqs.begin() : sks.begin(), sl == c.sq ? sqs.end() : sks.end()), h, d);
     return c.bhsd ? A::bhsd(p, t, B, sl, h, d) : A::bshd(p, t, B, sl, h, d);
   };

@@ -48,11 +48,11 @@ TEST_CASE("conv typed entries: strata::conv<TA, TD> and the backward passes comp
   // A tensor of another dtype names the argument and the call.
   strata::stream s;
   strata::device_buffer<bf16> x(2 * 6 * 5 * 3), w(4 * 3 * 2 * 3), y(2 * 6 * 4 * 4);
-  const sc::tensor tx{x.data(), sc::dtype::bf16}, tw{w.data(), sc::dtype::bf16}, ty{y.data(), sc::dtype::bf16};
+  const sc::tensor tx{x.data(), strata::dtype::bf16}, tw{w.data(), strata::dtype::bf16}, ty{y.data(), strata::dtype::bf16};
   CHECK_THROWS_WITH(strata::conv<f16>(s, p, tx, tw, ty),
                     Catch::Matchers::Contains("strata::conv: argument 'x' has dtype bf16, but this call is strata::conv<f16, f16>"));
   CHECK_THROWS_WITH((strata::conv_backward_data<bf16, float>(s, p, ty, tw, tx)),
-                    Catch::Matchers::Contains("argument 'dx' has dtype bf16, but this call is strata::conv_backward_data<bf16, f32>"));
+                    Catch::Matchers::Contains("argument 'dx' has dtype bf16, but this call is strata::conv_backward_data<bf16, float>"));
 }
 
 TEST_CASE("conv entry: 1D, stride 2, asymmetric padding, dilation 2, f16 -> f16", "[conv]") {

@@ -180,13 +180,13 @@ double check(sc::kind k, const case_t& c, Launch&& launch, bool tf32 = false) {
 
   const auto dt = [](auto tag) {
     using T = decltype(tag);
-    if constexpr (std::is_same_v<T, float>) return sc::dtype::f32;
-    else if constexpr (std::is_same_v<T, strata::f16>) return sc::dtype::f16;
-    else if constexpr (std::is_same_v<T, strata::bf16>) return sc::dtype::bf16;
-    else if constexpr (std::is_same_v<T, std::int8_t>) return sc::dtype::i8;
-    else return sc::dtype::i32;
+    if constexpr (std::is_same_v<T, float>) return strata::dtype::fp32;
+    else if constexpr (std::is_same_v<T, strata::f16>) return strata::dtype::fp16;
+    else if constexpr (std::is_same_v<T, strata::bf16>) return strata::dtype::bf16;
+    else if constexpr (std::is_same_v<T, std::int8_t>) return strata::dtype::int8;
+    else return strata::dtype::int32;
   };
-  const sc::dtype ta = dt(TA{}), td = dt(TD{});
+  const strata::dtype ta = dt(TA{}), td = dt(TD{});
   const sc::tensor tx{dx.data(), ta, xs}, ty{dy.data(), ta, ys}, tw{dw.data(), ta, {}};
   sc::options o{.alpha = c.alpha, .beta = c.beta, .act = c.act, .tf32 = tf32, .split_k = c.split_k};
   if (c.bias) o.bias = dbias.data();

@@ -11,7 +11,7 @@
 
 using namespace strata_test;
 using namespace strata_test::gemm;
-using sg::dtype;
+using strata::dtype;
 using sg::layout;
 using strata::bf16;
 
@@ -74,7 +74,7 @@ void fp8_entry_case(const fp8_case& c, dtype ta) {
   auto dd = to_device(s, hc);
   auto dbias = to_device(s, hbias), dsa = to_device(s, hsa), dsb = to_device(s, hsb);
   const sg::matrix a{da.data(), m, k, lda, c.la, ta, (long long)sa}, b{db.data(), k, n, ldb, c.lb, ta, (long long)sb},
-      d{dd.data(), m, n, ldd, layout::row_major, dtype::bf16, (long long)sd};
+      d{dd.data(), m, n, ldd, layout::row_major, strata::dtype::bf16, (long long)sd};
   sg::options o{.alpha = 0.75f, .beta = c.beta, .batch = batch, .bias = dbias.data(),
                 .act = c.relu ? sg::activation::relu : sg::activation::none, .split_k = c.split_k,
                 .stream_k = c.stream_k_blocks > 0, .stream_k_blocks = c.stream_k_blocks};
@@ -118,24 +118,24 @@ void fp8_cases() {
   using strata::f8_e4m3;
   using strata::f8_e5m2;
   // Per-tensor scales, 16-byte rows (cp.async 16 B), odd shape under the skinny tile.
-  fp8_entry_case<P, f8_e4m3>({.m = 7, .n = 70, .k = 96, .sc = scales::tensor, .seed = 1}, dtype::e4m3);
+  fp8_entry_case<P, f8_e4m3>({.m = 7, .n = 70, .k = 96, .sc = scales::tensor, .seed = 1}, strata::dtype::e4m3);
   // Per-row and per-column scales, element-wise copies (odd padding), C aliasing D, two batch entries.
   fp8_entry_case<P, f8_e4m3>({.m = 19, .n = 33, .k = 45, .la = layout::col_major, .lb = layout::row_major, .pad = 3,
                               .sc = scales::vector, .beta = 0.5f, .batch = 2, .relu = true, .seed = 2},
-                             dtype::e4m3);
+                             strata::dtype::e4m3);
   // One side scaled only; no scales at all (plain fp8 product); K = 0 (D = beta C + bias).
-  fp8_entry_case<P, f8_e5m2>({.m = 16, .n = 64, .k = 64, .sc = scales::a_only_vector, .seed = 3}, dtype::e5m2);
-  fp8_entry_case<P, f8_e5m2>({.m = 1, .n = 1, .k = 1, .sc = scales::b_only_tensor, .beta = 1.f, .seed = 4}, dtype::e5m2);
-  fp8_entry_case<P, f8_e4m3>({.m = 3, .n = 5, .k = 32, .sc = scales::none, .seed = 5}, dtype::e4m3);
-  fp8_entry_case<P, f8_e4m3>({.m = 5, .n = 9, .k = 0, .sc = scales::vector, .beta = 0.5f, .seed = 6}, dtype::e4m3);
+  fp8_entry_case<P, f8_e5m2>({.m = 16, .n = 64, .k = 64, .sc = scales::a_only_vector, .seed = 3}, strata::dtype::e5m2);
+  fp8_entry_case<P, f8_e5m2>({.m = 1, .n = 1, .k = 1, .sc = scales::b_only_tensor, .beta = 1.f, .seed = 4}, strata::dtype::e5m2);
+  fp8_entry_case<P, f8_e4m3>({.m = 3, .n = 5, .k = 32, .sc = scales::none, .seed = 5}, strata::dtype::e4m3);
+  fp8_entry_case<P, f8_e4m3>({.m = 5, .n = 9, .k = 0, .sc = scales::vector, .beta = 0.5f, .seed = 6}, strata::dtype::e4m3);
   // Large tiles where the platform has them (M > 32 on HIP: 128 x 128; M > 128 on CUDA's fp8: skinny).
   fp8_entry_case<P, f8_e5m2>({.m = 133, .n = 70, .k = 72, .la = layout::col_major, .sc = scales::tensor, .seed = 9},
-                             dtype::e5m2);
+                             strata::dtype::e5m2);
   // -0 must count as zero and NaN must stay NaN (the bytes the OCP -> FNUZ remap rewrites).
-  fp8_entry_case<P, f8_e4m3>({.m = 37, .n = 21, .k = 50, .sc = scales::tensor, .specials = true, .seed = 10}, dtype::e4m3);
+  fp8_entry_case<P, f8_e4m3>({.m = 37, .n = 21, .k = 50, .sc = scales::tensor, .specials = true, .seed = 10}, strata::dtype::e4m3);
   fp8_entry_case<P, f8_e5m2>({.m = 9, .n = 30, .k = 70, .lb = layout::row_major, .pad = 1, .sc = scales::none,
                               .specials = true, .seed = 11},
-                             dtype::e5m2);
+                             strata::dtype::e5m2);
 }
 
 /// Split-K and stream-K: partials and fix-ups must carry the scales (and the OCP remap's factor) once.
@@ -145,10 +145,10 @@ void fp8_split_cases() {
   using strata::f8_e5m2;
   // The parallel reduction applies the epilogue, scales included, once to the summed partials.
   fp8_entry_case<P, f8_e4m3>({.m = 20, .n = 40, .k = 320, .sc = scales::vector, .beta = 0.5f, .split_k = 3, .seed = 7},
-                             dtype::e4m3);
+                             strata::dtype::e4m3);
   // Stream-K (medium tile) finishes split tiles in fix-ups that must scale exactly once.
   fp8_entry_case<P, f8_e5m2>({.m = 70, .n = 65, .k = 200, .pad = 1, .sc = scales::vector, .stream_k_blocks = 3, .seed = 8},
-                             dtype::e5m2);
+                             strata::dtype::e5m2);
 }
 
 }  // namespace
@@ -174,7 +174,7 @@ TEST_CASE("strata::gemm fp8 paths: scales under split-K and stream-K", "[gemm][f
 TEST_CASE("strata::gemm: fp8 scale options are validated", "[gemm][fp8]") {
   strata::stream s;
   strata::device_buffer<float> buf(64);
-  const sg::matrix a{buf.data(), 4, 4, 4, layout::row_major, dtype::f32};
+  const sg::matrix a{buf.data(), 4, 4, 4, layout::row_major, strata::dtype::fp32};
   auto msg = [&](const sg::matrix& x, sg::options o) {
     try {
       strata::gemm(s, x, x, x, x, o);
@@ -185,7 +185,7 @@ TEST_CASE("strata::gemm: fp8 scale options are validated", "[gemm][fp8]") {
   };
   sg::options o;
   o.a_scale = buf.data();
-  CHECK_THAT(msg(a, o), Catch::Contains("argument 'options.a_scale' applies to fp8 (e4m3 / e5m2) inputs only; A and B are f32"));
+  CHECK_THAT(msg(a, o), Catch::Contains("argument 'options.a_scale' applies to fp8 (e4m3 / e5m2) inputs only; A and B are fp32"));
   o = {};
   o.b_scale = buf.data();
   CHECK_THAT(msg(a, o), Catch::Contains("argument 'options.b_scale' applies to fp8"));
@@ -196,9 +196,9 @@ TEST_CASE("strata::gemm: fp8 scale options are validated", "[gemm][fp8]") {
   o.a_scale_per_row = true;
   CHECK_THAT(msg(a, o), Catch::Contains("argument 'options.a_scale_per_row'"));
   auto f8 = a;
-  f8.type = dtype::e4m3;
+  f8.type = strata::dtype::e4m3;
   auto bf = a;
-  bf.type = dtype::bf16;
+  bf.type = strata::dtype::bf16;
   o = {};
   o.a_scale = reinterpret_cast<const float*>(reinterpret_cast<const char*>(buf.data()) + 2);
   try {

@@ -6,7 +6,7 @@
 
 using namespace strata_test;
 using namespace strata_test::gemm;
-using sg::dtype;
+using strata::dtype;
 using sg::layout;
 
 namespace {
@@ -58,46 +58,46 @@ void entry_case(int m, int n, int k, layout la, layout lb, dtype ta, dtype td, f
 TEST_CASE("strata::gemm: every dtype combination of this build", "[gemm]") {
   using strata::bf16;
   using strata::f16;
-  entry_case<float, float>(7, 11, 13, layout::row_major, layout::col_major, dtype::f32, dtype::f32, 0.5f, 1, 1, false, 1);
-  entry_case<bf16, bf16>(40, 3, 29, layout::col_major, layout::row_major, dtype::bf16, dtype::bf16, 0.f, 2, 1, true, 2);
-  entry_case<f16, float>(1, 17, 64, layout::row_major, layout::row_major, dtype::f16, dtype::f32, 1.f, 1, 4, false, 3);
-  entry_case<f16, f16>(5, 6, 7, layout::col_major, layout::col_major, dtype::f16, dtype::f16, 0.f, 1, 1, false, 4);
-  entry_case<bf16, float>(66, 33, 1, layout::row_major, layout::row_major, dtype::bf16, dtype::f32, 0.f, 1, 1, true, 5);
-  entry_case<std::int8_t, std::int32_t>(9, 10, 35, layout::row_major, layout::col_major, dtype::i8, dtype::i32, 0.f, 1, 2, false, 6);
-  entry_case<float, float>(3, 4, 0, layout::row_major, layout::row_major, dtype::f32, dtype::f32, 0.5f, 1, 0, false, 7);  // K = 0
+  entry_case<float, float>(7, 11, 13, layout::row_major, layout::col_major, strata::dtype::fp32, strata::dtype::fp32, 0.5f, 1, 1, false, 1);
+  entry_case<bf16, bf16>(40, 3, 29, layout::col_major, layout::row_major, strata::dtype::bf16, strata::dtype::bf16, 0.f, 2, 1, true, 2);
+  entry_case<f16, float>(1, 17, 64, layout::row_major, layout::row_major, strata::dtype::fp16, strata::dtype::fp32, 1.f, 1, 4, false, 3);
+  entry_case<f16, f16>(5, 6, 7, layout::col_major, layout::col_major, strata::dtype::fp16, strata::dtype::fp16, 0.f, 1, 1, false, 4);
+  entry_case<bf16, float>(66, 33, 1, layout::row_major, layout::row_major, strata::dtype::bf16, strata::dtype::fp32, 0.f, 1, 1, true, 5);
+  entry_case<std::int8_t, std::int32_t>(9, 10, 35, layout::row_major, layout::col_major, strata::dtype::int8, strata::dtype::int32, 0.f, 1, 2, false, 6);
+  entry_case<float, float>(3, 4, 0, layout::row_major, layout::row_major, strata::dtype::fp32, strata::dtype::fp32, 0.5f, 1, 0, false, 7);  // K = 0
 }
 
 TEST_CASE("strata::gemm<TA, TD>: the typed entry runs its pair and refuses descriptors of another dtype", "[gemm]") {
   using strata::bf16;
   using strata::f16;
-  entry_case<bf16, bf16, true>(40, 3, 29, layout::col_major, layout::row_major, dtype::bf16, dtype::bf16, 0.5f, 2, 1, true, 11);
-  entry_case<f16, float, true>(1, 17, 64, layout::row_major, layout::row_major, dtype::f16, dtype::f32, 1.f, 1, 4, false, 12);
-  entry_case<std::int8_t, std::int32_t, true>(9, 10, 35, layout::row_major, layout::col_major, dtype::i8, dtype::i32, 0.f, 1, 2, false, 13);
-  entry_case<float, float, true>(70, 45, 300, layout::row_major, layout::col_major, dtype::f32, dtype::f32, 0.5f, 1, 0, false, 14, 5);
+  entry_case<bf16, bf16, true>(40, 3, 29, layout::col_major, layout::row_major, strata::dtype::bf16, strata::dtype::bf16, 0.5f, 2, 1, true, 11);
+  entry_case<f16, float, true>(1, 17, 64, layout::row_major, layout::row_major, strata::dtype::fp16, strata::dtype::fp32, 1.f, 1, 4, false, 12);
+  entry_case<std::int8_t, std::int32_t, true>(9, 10, 35, layout::row_major, layout::col_major, strata::dtype::int8, strata::dtype::int32, 0.f, 1, 2, false, 13);
+  entry_case<float, float, true>(70, 45, 300, layout::row_major, layout::col_major, strata::dtype::fp32, strata::dtype::fp32, 0.5f, 1, 0, false, 14, 5);
   // The output type defaults to what the input type naturally produces.
   static_assert(std::is_same_v<sg::detail::natural_output<std::int8_t>, std::int32_t>);
   static_assert(std::is_same_v<sg::detail::natural_output<strata::f8_e5m2>, bf16>);
   static_assert(std::is_same_v<sg::detail::natural_output<f16>, f16>);
   strata::stream s;
   strata::device_buffer<bf16> x(64);
-  const sg::matrix a{x.data(), 8, 8, 8, layout::row_major, dtype::bf16};
+  const sg::matrix a{x.data(), 8, 8, 8, layout::row_major, strata::dtype::bf16};
   CHECK_THROWS_WITH(strata::gemm<f16>(s, a, a, a, a), Catch::Matchers::Contains("argument 'a' has dtype bf16, but this call is strata::gemm<f16, f16>"));
-  CHECK_THROWS_WITH((strata::gemm<bf16, float>(s, a, a, a, a)), Catch::Matchers::Contains("argument 'd' has dtype bf16, but this call is strata::gemm<bf16, f32>"));
+  CHECK_THROWS_WITH((strata::gemm<bf16, float>(s, a, a, a, a)), Catch::Matchers::Contains("argument 'd' has dtype bf16, but this call is strata::gemm<bf16, float>"));
   // The runtime checks come first, as in the runtime-typed entry.
-  const sg::matrix wrong{x.data(), 8, 9, 9, layout::row_major, dtype::bf16};
+  const sg::matrix wrong{x.data(), 8, 9, 9, layout::row_major, strata::dtype::bf16};
   CHECK_THROWS_WITH(strata::gemm<bf16>(s, a, wrong, a, a), Catch::Matchers::Contains("argument 'b' is 8 x 9, expected 8 x 8"));
 }
 
 TEST_CASE("strata::gemm: stream-K through the host entry", "[gemm][stream-k]") {
   using strata::bf16;
-  entry_case<float, float>(70, 45, 300, layout::row_major, layout::col_major, dtype::f32, dtype::f32, 0.5f, 1, 0, false, 8, 5);
-  entry_case<bf16, bf16>(33, 70, 100, layout::col_major, layout::row_major, dtype::bf16, dtype::bf16, 0.f, 2, 0, true, 9, 3);
-  entry_case<std::int8_t, std::int32_t>(9, 10, 0, layout::row_major, layout::row_major, dtype::i8, dtype::i32, 0.f, 1, 0, false, 10, 2);
+  entry_case<float, float>(70, 45, 300, layout::row_major, layout::col_major, strata::dtype::fp32, strata::dtype::fp32, 0.5f, 1, 0, false, 8, 5);
+  entry_case<bf16, bf16>(33, 70, 100, layout::col_major, layout::row_major, strata::dtype::bf16, strata::dtype::bf16, 0.f, 2, 0, true, 9, 3);
+  entry_case<std::int8_t, std::int32_t>(9, 10, 0, layout::row_major, layout::row_major, strata::dtype::int8, strata::dtype::int32, 0.f, 1, 0, false, 10, 2);
   // Too small a workspace names the argument.
   strata::stream s;
   std::vector<float> x(64, 1.f);
   strata::device_buffer<float> dx(64);
-  const sg::matrix a{dx.data(), 8, 8, 8, layout::row_major, dtype::f32};
+  const sg::matrix a{dx.data(), 8, 8, 8, layout::row_major, strata::dtype::fp32};
   sg::options o{.stream_k = true, .stream_k_blocks = 4};
   o.work = {dx.data(), 16};
   CHECK_THROWS_WITH(strata::gemm(s, a, a, a, a, o), Catch::Matchers::Contains("options.work"));
@@ -108,7 +108,7 @@ TEST_CASE("strata::gemm: stream-K through the host entry", "[gemm][stream-k]") {
 TEST_CASE("strata::gemm: validation names the argument", "[gemm]") {
   strata::stream s;
   strata::device_buffer<float> buf(64);
-  const sg::matrix a{buf.data(), 4, 4, 4, layout::row_major, dtype::f32}, d{buf.data(), 4, 4, 4, layout::row_major, dtype::f32};
+  const sg::matrix a{buf.data(), 4, 4, 4, layout::row_major, strata::dtype::fp32}, d{buf.data(), 4, 4, 4, layout::row_major, strata::dtype::fp32};
   auto msg = [&](sg::matrix aa, sg::matrix bb, sg::matrix dd, sg::options o = {}) {
     try {
       strata::gemm(s, aa, bb, dd, dd, o);
@@ -124,11 +124,11 @@ TEST_CASE("strata::gemm: validation names the argument", "[gemm]") {
   bad_ld.ld = 3;
   CHECK_THAT(msg(bad_ld, a, d), Catch::Contains("argument 'a' has leading dimension 3"));
   auto bad_t = a;
-  bad_t.type = dtype::f16;
-  CHECK_THAT(msg(a, bad_t, d), Catch::Contains("argument 'b' has dtype f16"));
+  bad_t.type = strata::dtype::fp16;
+  CHECK_THAT(msg(a, bad_t, d), Catch::Contains("argument 'b' has dtype fp16"));
   CHECK_THAT(msg(a, a, d, {.batch = 0}), Catch::Contains("argument 'options.batch'"));
-  const sg::matrix row{buf.data(), 1, 64, 64, layout::row_major, dtype::f32}, col{buf.data(), 64, 1, 1, layout::row_major, dtype::f32},
-      one{buf.data(), 1, 1, 1, layout::row_major, dtype::f32};
+  const sg::matrix row{buf.data(), 1, 64, 64, layout::row_major, strata::dtype::fp32}, col{buf.data(), 64, 1, 1, layout::row_major, strata::dtype::fp32},
+      one{buf.data(), 1, 1, 1, layout::row_major, strata::dtype::fp32};
   CHECK_THAT(msg(row, col, one, {.split_k = 4}), Catch::Contains("argument 'options.work'"));
   auto null_a = a;
   null_a.data = nullptr;
@@ -137,6 +137,6 @@ TEST_CASE("strata::gemm: validation names the argument", "[gemm]") {
 
 TEST_CASE("strata::gemm: fp8 on the host emulator", "[gemm][fp8]") {
   using strata::bf16;
-  entry_case<strata::f8_e4m3, bf16>(13, 21, 40, layout::row_major, layout::col_major, dtype::e4m3, dtype::bf16, 0.5f, 2, 1, true, 11);
-  entry_case<strata::f8_e5m2, bf16>(40, 9, 17, layout::col_major, layout::row_major, dtype::e5m2, dtype::bf16, 0.f, 1, 3, false, 12);
+  entry_case<strata::f8_e4m3, bf16>(13, 21, 40, layout::row_major, layout::col_major, strata::dtype::e4m3, strata::dtype::bf16, 0.5f, 2, 1, true, 11);
+  entry_case<strata::f8_e5m2, bf16>(40, 9, 17, layout::col_major, layout::row_major, strata::dtype::e5m2, strata::dtype::bf16, 0.f, 1, 3, false, 12);
 }

@@ -87,8 +87,8 @@ TEST_CASE("strata::gemm CUDA dispatch, bf16: A row-major x B column-major takes 
     auto da = to_device(s, ha);
     auto db = to_device(s, hb);
     auto dd = poisoned<bf16>(s, std::size_t(c.m) * c.n, bf16(-99.f));
-    const sg::matrix a{da.data(), c.m, c.k, lda, c.la, sg::dtype::bf16}, b{db.data(), c.k, c.n, ldb, c.lb, sg::dtype::bf16},
-        d{dd.data(), c.m, c.n, c.n, layout::row_major, sg::dtype::bf16};
+    const sg::matrix a{da.data(), c.m, c.k, lda, c.la, strata::dtype::bf16}, b{db.data(), c.k, c.n, ldb, c.lb, strata::dtype::bf16},
+        d{dd.data(), c.m, c.n, c.n, layout::row_major, strata::dtype::bf16};
     sg::options o{.stream_k = c.stream_k, .stream_k_blocks = 3};
     strata::device_buffer<std::uint8_t> work(sg::workspace_size(d, o) + 1);
     o.work = {work.data(), work.size()};

@@ -87,7 +87,7 @@ emu::launch_statistics attention_forward(int key_tiles, emu::options opt = {.wor
   for (std::size_t i = 0; i < hk.size(); ++i) hk[i] = bf16(0.02f * static_cast<float>(i % 13));
   auto q = strata_test::to_device(s, hq), k = strata_test::to_device(s, hk),
        v = strata_test::to_device(s, hk), o = strata_test::to_device(s, hq);
-  const auto t = A::dtype::bf16;
+  const auto t = strata::dtype::bf16;
   emu::statistics_recorder rec;
   A::run<bf16, D, D, Target>(s, A::bshd(q.data(), t, 1, sq, 1, D), A::bshd(k.data(), t, 1, sk, 1, D),
                                  A::bshd(v.data(), t, 1, sk, 1, D), A::bshd(o.data(), t, 1, sq, 1, D));

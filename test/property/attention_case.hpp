@@ -24,28 +24,30 @@ namespace strata_property::attention {
 
 namespace A = strata::attn;
 
-inline double load(A::dtype t, const void* base, long long i) {
+inline double load(strata::dtype t, const void* base, long long i) {
   const auto* p = static_cast<const unsigned char*>(base);
   switch (t) {
-    case A::dtype::fp32: { float x; std::memcpy(&x, p + 4 * i, 4); return x; }
-    case A::dtype::fp16: { std::uint16_t b; std::memcpy(&b, p + 2 * i, 2); return double(float(strata::f16::from_bits(b))); }
-    case A::dtype::bf16: { std::uint16_t b; std::memcpy(&b, p + 2 * i, 2); return double(float(strata::bf16::from_bits(b))); }
-    case A::dtype::e4m3: return double(float(strata::f8_e4m3::from_bits(p[i])));
+    case strata::dtype::fp32: { float x; std::memcpy(&x, p + 4 * i, 4); return x; }
+    case strata::dtype::fp16: { std::uint16_t b; std::memcpy(&b, p + 2 * i, 2); return double(float(strata::f16::from_bits(b))); }
+    case strata::dtype::bf16: { std::uint16_t b; std::memcpy(&b, p + 2 * i, 2); return double(float(strata::bf16::from_bits(b))); }
+    case strata::dtype::e4m3: return double(float(strata::f8_e4m3::from_bits(p[i])));
+    default: break;  // the dtypes attention does not take
   }
   return 0;
 }
-inline void store(A::dtype t, void* base, long long i, double v) {
+inline void store(strata::dtype t, void* base, long long i, double v) {
   auto* p = static_cast<unsigned char*>(base);
   switch (t) {
-    case A::dtype::fp32: { const float x = float(v); std::memcpy(p + 4 * i, &x, 4); return; }
-    case A::dtype::fp16: { const auto b = strata::f16(float(v)).bits(); std::memcpy(p + 2 * i, &b, 2); return; }
-    case A::dtype::bf16: { const auto b = strata::bf16(float(v)).bits(); std::memcpy(p + 2 * i, &b, 2); return; }
-    case A::dtype::e4m3: p[i] = strata::f8_e4m3(float(v)).bits(); return;
+    case strata::dtype::fp32: { const float x = float(v); std::memcpy(p + 4 * i, &x, 4); return; }
+    case strata::dtype::fp16: { const auto b = strata::f16(float(v)).bits(); std::memcpy(p + 2 * i, &b, 2); return; }
+    case strata::dtype::bf16: { const auto b = strata::bf16(float(v)).bits(); std::memcpy(p + 2 * i, &b, 2); return; }
+    case strata::dtype::e4m3: p[i] = strata::f8_e4m3(float(v)).bits(); return;
+    default: return;  // the dtypes attention does not take
   }
 }
 // fp8: P rounded to e4m3 (relative 2^-4) and O to bf16, on |V| <= v_descale (docs/attention.md, fp8).
-inline double o_tolerance(A::dtype t, float v_descale = 1.f) {
-  return t == A::dtype::fp32 ? 2e-5 : t == A::dtype::bf16 ? 2.5e-2 : t == A::dtype::e4m3 ? 7e-2 * v_descale : 4e-3;
+inline double o_tolerance(strata::dtype t, float v_descale = 1.f) {
+  return t == strata::dtype::fp32 ? 2e-5 : t == strata::dtype::bf16 ? 2.5e-2 : t == strata::dtype::e4m3 ? 7e-2 * v_descale : 4e-3;
 }
 /// What the fp32 accumulation of S adds: a logit's error grows with the scale (the fuzzer draws up to
 /// 100) and the head dim, about scale * D * 2^-23 for inputs in [-1, 1], and moves O by at most twice
@@ -56,7 +58,7 @@ inline double logit_slack(const A::options& o, int d) {
   scale *= static_cast<double>(o.q_descale) * o.k_descale;  // 1 unless fp8
   return scale * d * std::ldexp(1.0, -23);
 }
-inline double grad_tolerance(A::dtype t) { return t == A::dtype::fp32 ? 2e-4 : t == A::dtype::bf16 ? 6e-2 : 1.5e-2; }
+inline double grad_tolerance(strata::dtype t) { return t == strata::dtype::fp32 ? 2e-4 : t == strata::dtype::bf16 ? 6e-2 : 1.5e-2; }
 
 inline long long at(const A::tensor& t, long long b, long long s, long long h) {
   return b * t.batch_stride + s * t.row_stride + h * t.head_stride;
@@ -100,7 +102,7 @@ struct tensor_buf {
 };
 
 template <class Src>
-A::tensor draw_layout(Src& src, A::dtype type, int b, int s, int h, int d) {
+A::tensor draw_layout(Src& src, strata::dtype type, int b, int s, int h, int d) {
   const int unit = 16 / A::element_bytes(type);
   auto pad = [&] { return src.chance(0.3) ? unit * src.range(1, 2) : 0; };
   A::tensor t{nullptr, type, b, s, h, d, 0, 0, 0};
@@ -145,10 +147,10 @@ struct dims { int d, dv; };
 
 /// Common draws: dtype, head dims (small ones more often), options; `work` bounds the cost.
 template <class Src>
-void draw_common(Src& src, A::dtype& type, dims& dd, bool fp8 = false) {
-  const A::dtype types[] = {A::dtype::fp16, A::dtype::bf16, A::dtype::fp32};
+void draw_common(Src& src, strata::dtype& type, dims& dd, bool fp8 = false) {
+  const strata::dtype types[] = {strata::dtype::fp16, strata::dtype::bf16, strata::dtype::fp32};
   type = src.pick(types);
-  if (fp8 && src.chance(0.2)) type = A::dtype::e4m3;  // the forward only
+  if (fp8 && src.chance(0.2)) type = strata::dtype::e4m3;  // the forward only
   const dims all[] = {{32, 32}, {32, 32}, {32, 32}, {64, 64}, {64, 64}, {96, 96}, {128, 128}, {192, 128}, {192, 192}, {256, 256}, {512, 512}};
   dd = src.pick(all);
 }
@@ -253,7 +255,7 @@ inline std::string describe_options(const A::options& o, const std::vector<float
 // ---- forward ---------------------------------------------------------------------------------------
 
 struct forward_case {
-  A::dtype type{};
+  strata::dtype type{};
   dims dd{};
   int batch = 1, heads = 1, heads_k = 1, sq = 0, sk = 0;
   tensor_buf q, k, v, o;
@@ -275,11 +277,11 @@ struct forward_case {
     // From the descriptors (a call that returned has validated them).
     const int batch = q.t.batch, heads = q.t.heads, heads_k = k.t.heads, sq = q.t.seqlen, sk = k.t.seqlen;
     const dims dd{q.t.dim, v.t.dim};
-    const A::dtype type = q.t.type;
+    const strata::dtype type = q.t.type;
     const A::reference::problem rp = problem_of(opt, heads, heads_k, dd, alibi, sinks);
     std::vector<char> covered(o.buf.bytes / A::element_bytes(o.t.type), 0);
     // fp8: the reference sees the stored values times their descale factors.
-    const bool fp8 = type == A::dtype::e4m3;
+    const bool fp8 = type == strata::dtype::e4m3;
     auto scaled = [](std::vector<double>& x, std::size_t from, double f) {
       for (std::size_t i = from; i < x.size(); ++i) x[i] *= f;
     };
@@ -328,7 +330,7 @@ bool make_forward(Src& src, bool fuzz, forward_case& fc, long long budget = 3000
   const std::uint64_t seed = src.seed();
   std::mt19937_64 g(seed);
   draw_options(src, fc.opt, fc.heads, fc.alibi, fc.sinks, g, fuzz);
-  if (fc.type == A::dtype::e4m3) {  // per-tensor descale factors (scores stay within a few units)
+  if (fc.type == strata::dtype::e4m3) {  // per-tensor descale factors (scores stay within a few units)
     const float qk[] = {0.5f, 1.f, 1.25f}, vs[] = {0.25f, 1.f, 3.f};
     fc.opt.q_descale = src.pick(qk), fc.opt.k_descale = src.pick(qk), fc.opt.v_descale = src.pick(vs);
     if (fuzz && src.chance(0.05)) fc.opt.k_descale = src.chance(0.5) ? 0.f : std::numeric_limits<float>::quiet_NaN();
@@ -340,12 +342,12 @@ bool make_forward(Src& src, bool fuzz, forward_case& fc, long long budget = 3000
   fc.q.t = draw_layout(src, fc.type, fc.batch, fc.sq, fc.heads, fc.dd.d);
   fc.k.t = draw_layout(src, fc.type, fc.batch, fc.sk, fc.heads_k, fc.dd.d);
   fc.v.t = draw_layout(src, fc.type, fc.batch, fc.sk, fc.heads_k, std::max(1, dv));
-  fc.o.t = draw_layout(src, fc.type == A::dtype::e4m3 ? A::dtype::bf16 : fc.type, fc.batch, fc.sq, fc.heads, std::max(1, dv));
+  fc.o.t = draw_layout(src, fc.type == strata::dtype::e4m3 ? strata::dtype::bf16 : fc.type, fc.batch, fc.sq, fc.heads, std::max(1, dv));
   fc.v.t.dim = fc.o.t.dim = dv;
   int mis_q = 0, mis_o = 0;
   bool null_k = false;
   if (fuzz) {
-    const A::dtype types[] = {A::dtype::fp16, A::dtype::bf16, A::dtype::fp32};
+    const strata::dtype types[] = {strata::dtype::fp16, strata::dtype::bf16, strata::dtype::fp32};
     if (src.chance(0.04)) fc.k.t.type = src.pick(types);
     if (src.chance(0.04)) fc.o.t.type = src.pick(types);
     if (src.chance(0.04)) fc.k.t.dim = static_cast<int>(src.range(0, 80));
@@ -400,7 +402,7 @@ inline unsigned char* in_copy(std::vector<unsigned char>& bytes, const tensor_bu
 }
 
 struct decode_case {
-  A::dtype type{};
+  strata::dtype type{};
   dims dd{};
   int batch = 1, heads = 1, heads_k = 1, sq = 1, s_max = 0, s_new = 0, page = 0, pages_per_seq = 0, num_pages = 0;
   bool paged = false;
@@ -682,7 +684,7 @@ bool make_backward(Src& src, bool fuzz, backward_case& bc, long long budget = 15
   double work_scale = 1.0;
   int mis_dk = 0;
   if (fuzz) {
-    const A::dtype types[] = {A::dtype::fp16, A::dtype::bf16, A::dtype::fp32};
+    const strata::dtype types[] = {strata::dtype::fp16, strata::dtype::bf16, strata::dtype::fp32};
     if (src.chance(0.05)) bc.dout.t.type = src.pick(types);
     if (src.chance(0.05)) bc.dq.t.seqlen = static_cast<int>(src.range(0, 40));
     if (src.chance(0.05)) bc.dk.t.heads = static_cast<int>(src.range(0, 4));

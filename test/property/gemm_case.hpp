@@ -39,23 +39,24 @@ struct gemm_case {
   void run(strata::stream& s) const { strata::gemm(s, a, b, c, d, o); s.synchronize(); }
 };
 
-inline void store(sg::dtype t, unsigned char* p, long long i, double v) {
+inline void store(strata::dtype t, unsigned char* p, long long i, double v) {
   switch (t) {
-    case sg::dtype::f32: { const float x = static_cast<float>(v); std::memcpy(p + 4 * i, &x, 4); return; }
-    case sg::dtype::i32: { const std::int32_t x = static_cast<std::int32_t>(v); std::memcpy(p + 4 * i, &x, 4); return; }
-    case sg::dtype::f16: { const auto b = strata::f16(static_cast<float>(v)).bits(); std::memcpy(p + 2 * i, &b, 2); return; }
-    case sg::dtype::bf16: { const auto b = strata::bf16(static_cast<float>(v)).bits(); std::memcpy(p + 2 * i, &b, 2); return; }
-    case sg::dtype::i8: p[i] = static_cast<unsigned char>(static_cast<std::int8_t>(v)); return;
-    case sg::dtype::e4m3: p[i] = strata::f8_e4m3(static_cast<float>(v)).bits(); return;
-    case sg::dtype::e5m2: p[i] = strata::f8_e5m2(static_cast<float>(v)).bits(); return;
+    case strata::dtype::fp32: { const float x = static_cast<float>(v); std::memcpy(p + 4 * i, &x, 4); return; }
+    case strata::dtype::int32: { const std::int32_t x = static_cast<std::int32_t>(v); std::memcpy(p + 4 * i, &x, 4); return; }
+    case strata::dtype::fp16: { const auto b = strata::f16(static_cast<float>(v)).bits(); std::memcpy(p + 2 * i, &b, 2); return; }
+    case strata::dtype::bf16: { const auto b = strata::bf16(static_cast<float>(v)).bits(); std::memcpy(p + 2 * i, &b, 2); return; }
+    case strata::dtype::int8: p[i] = static_cast<unsigned char>(static_cast<std::int8_t>(v)); return;
+    case strata::dtype::e4m3: p[i] = strata::f8_e4m3(static_cast<float>(v)).bits(); return;
+    case strata::dtype::e5m2: p[i] = strata::f8_e5m2(static_cast<float>(v)).bits(); return;
+    default: return;  // tf32, int4: no GEMM operand has them
   }
 }
 
 /// Random values never zero: floats +-[0.25, 1], integers +-[1, 9] (as test/gemm/support.hpp).
-inline void fill(sg::dtype t, unsigned char* p, long long n, std::uint64_t seed) {
+inline void fill(strata::dtype t, unsigned char* p, long long n, std::uint64_t seed) {
   std::mt19937_64 g(seed);
   std::uniform_real_distribution<double> mag(0.25, 1.0);
-  const bool integer = t == sg::dtype::i8 || t == sg::dtype::i32;
+  const bool integer = t == strata::dtype::int8 || t == strata::dtype::int32;
   for (long long i = 0; i < n; ++i) {
     const bool neg = g() & 1;
     const double v = integer ? static_cast<double>(1 + g() % 9) : mag(g);
@@ -68,15 +69,15 @@ inline long long ld_for(sg::layout l, int rows, int cols) { return l == sg::layo
 /// Draws a case; false when its buffers would exceed max_bytes (the caller skips it).
 template <class Src>
 bool make_case(Src& src, bool fuzz, gemm_case& gc, std::size_t max_bytes = 4u << 20) {
-  using sg::dtype;
+  using strata::dtype;
   struct combo { dtype a, d; };
-  static constexpr combo valid[] = {{dtype::f32, dtype::f32},  {dtype::f16, dtype::f32},  {dtype::f16, dtype::f16},
-                                    {dtype::f16, dtype::bf16}, {dtype::bf16, dtype::f32}, {dtype::bf16, dtype::f16},
-                                    {dtype::bf16, dtype::bf16}, {dtype::i8, dtype::i32}};
-  static constexpr combo fp8s[] = {{dtype::e4m3, dtype::bf16}, {dtype::e5m2, dtype::bf16}};
+  static constexpr combo valid[] = {{strata::dtype::fp32, strata::dtype::fp32},  {strata::dtype::fp16, strata::dtype::fp32},  {strata::dtype::fp16, strata::dtype::fp16},
+                                    {strata::dtype::fp16, strata::dtype::bf16}, {strata::dtype::bf16, strata::dtype::fp32}, {strata::dtype::bf16, strata::dtype::fp16},
+                                    {strata::dtype::bf16, strata::dtype::bf16}, {strata::dtype::int8, strata::dtype::int32}};
+  static constexpr combo fp8s[] = {{strata::dtype::e4m3, strata::dtype::bf16}, {strata::dtype::e5m2, strata::dtype::bf16}};
   combo cb = src.pick(valid);
   if (src.chance(0.1)) cb = src.pick(fp8s);
-  gc.fp8 = cb.a == dtype::e4m3 || cb.a == dtype::e5m2;
+  gc.fp8 = cb.a == strata::dtype::e4m3 || cb.a == strata::dtype::e5m2;
   const int hi_mn = fuzz ? 48 : 130, hi_k = fuzz ? 48 : 160;
   int m = src.extent(hi_mn), n = src.extent(hi_mn), k = src.extent(hi_k);
   const int batch = src.chance(0.3) ? static_cast<int>(src.range(2, 3)) : 1;
@@ -118,7 +119,7 @@ bool make_case(Src& src, bool fuzz, gemm_case& gc, std::size_t max_bytes = 4u <<
   int mis_a = 0, mis_b = 0, mis_d = 0;
   bool null_a = false, null_b = false, null_d = false, null_bias = false;
   if (fuzz) {
-    const dtype all[] = {dtype::f32, dtype::f16, dtype::bf16, dtype::i8, dtype::i32, dtype::e4m3, dtype::e5m2};
+    const dtype all[] = {strata::dtype::fp32, strata::dtype::fp16, strata::dtype::bf16, strata::dtype::int8, strata::dtype::int32, strata::dtype::e4m3, strata::dtype::e5m2};
     if (src.chance(0.05)) gc.a.type = src.pick(all), gc.b.type = gc.a.type;
     if (src.chance(0.05)) gc.b.type = src.pick(all);
     if (src.chance(0.05)) gc.d.type = src.pick(all), gc.c.type = gc.d.type;
@@ -149,7 +150,7 @@ bool make_case(Src& src, bool fuzz, gemm_case& gc, std::size_t max_bytes = 4u <<
     if (src.chance(0.03)) gc.o.alpha = src.chance(0.5) ? 0.f : 1e30f;
   }
   if (alias) gc.c = gc.d;  // D's breakages are C's too
-  gc.fp8 = gc.a.type == dtype::e4m3 || gc.a.type == dtype::e5m2;
+  gc.fp8 = gc.a.type == strata::dtype::e4m3 || gc.a.type == strata::dtype::e5m2;
   // Allocations from the final descriptors (what a correct entry may touch), capped.
   const int eb = std::max(1, gc.o.batch);
   auto bytes_of = [&](const sg::matrix& x) { return static_cast<std::size_t>(std::max<long long>(0, span(x, eb))) * sg::size_of(x.type); };
@@ -188,7 +189,7 @@ bool make_case(Src& src, bool fuzz, gemm_case& gc, std::size_t max_bytes = 4u <<
   if (bias) {
     alloc(gc.biasb, nbias, 0);
     gc.bias_host.resize(static_cast<std::size_t>(std::max(0, n)));
-    fill(sg::dtype::f32, gc.biasb.at, static_cast<long long>(gc.bias_host.size()), seed + 3);
+    fill(strata::dtype::fp32, gc.biasb.at, static_cast<long long>(gc.bias_host.size()), seed + 3);
     if (nbias) std::memcpy(gc.bias_host.data(), gc.biasb.at, nbias);
     gc.o.bias = null_bias ? nullptr : reinterpret_cast<const float*>(gc.biasb.at);
   }

@@ -19,30 +19,31 @@ namespace strata_oracle::gemm {
 namespace sg = strata::ops::gemm;
 
 /// Element `i` (in elements) of an array of `t` as double.
-inline double load(sg::dtype t, const void* base, long long i) {
+inline double load(strata::dtype t, const void* base, long long i) {
   const auto* p = static_cast<const unsigned char*>(base);
   switch (t) {
-    case sg::dtype::f32: { float x; std::memcpy(&x, p + 4 * i, 4); return x; }
-    case sg::dtype::i32: { std::int32_t x; std::memcpy(&x, p + 4 * i, 4); return x; }
-    case sg::dtype::f16: { std::uint16_t b; std::memcpy(&b, p + 2 * i, 2); return double(float(strata::f16::from_bits(b))); }
-    case sg::dtype::bf16: { std::uint16_t b; std::memcpy(&b, p + 2 * i, 2); return double(float(strata::bf16::from_bits(b))); }
-    case sg::dtype::i8: return static_cast<std::int8_t>(p[i]);
-    case sg::dtype::e4m3: return double(float(strata::f8_e4m3::from_bits(p[i])));
-    case sg::dtype::e5m2: return double(float(strata::f8_e5m2::from_bits(p[i])));
+    case strata::dtype::fp32: { float x; std::memcpy(&x, p + 4 * i, 4); return x; }
+    case strata::dtype::int32: { std::int32_t x; std::memcpy(&x, p + 4 * i, 4); return x; }
+    case strata::dtype::fp16: { std::uint16_t b; std::memcpy(&b, p + 2 * i, 2); return double(float(strata::f16::from_bits(b))); }
+    case strata::dtype::bf16: { std::uint16_t b; std::memcpy(&b, p + 2 * i, 2); return double(float(strata::bf16::from_bits(b))); }
+    case strata::dtype::int8: return static_cast<std::int8_t>(p[i]);
+    case strata::dtype::e4m3: return double(float(strata::f8_e4m3::from_bits(p[i])));
+    case strata::dtype::e5m2: return double(float(strata::f8_e5m2::from_bits(p[i])));
+    default: break;  // tf32, int4: no GEMM operand has them
   }
   return 0;
 }
 
 /// convert_to<T>'s default overflow (epilogue/convert.hpp): results beyond T's range saturate.
-inline double saturate(sg::dtype t, double v) {
-  const double hi = t == sg::dtype::f16 ? 65504.0 : t == sg::dtype::bf16 ? 3.3895313892515355e38
-                  : t == sg::dtype::i32 ? 2147483647.0 : t == sg::dtype::f32 ? 3.4028234663852886e38 : 1e300;
-  const double lo = t == sg::dtype::i32 ? -2147483648.0 : -hi;
-  return t == sg::dtype::f32 ? v : std::clamp(v, lo, hi);
+inline double saturate(strata::dtype t, double v) {
+  const double hi = t == strata::dtype::fp16 ? 65504.0 : t == strata::dtype::bf16 ? 3.3895313892515355e38
+                  : t == strata::dtype::int32 ? 2147483647.0 : t == strata::dtype::fp32 ? 3.4028234663852886e38 : 1e300;
+  const double lo = t == strata::dtype::int32 ? -2147483648.0 : -hi;
+  return t == strata::dtype::fp32 ? v : std::clamp(v, lo, hi);
 }
 
-inline int mantissa_bits(sg::dtype t) {
-  return t == sg::dtype::f16 ? 10 : t == sg::dtype::bf16 ? 7 : 23;
+inline int mantissa_bits(strata::dtype t) {
+  return t == strata::dtype::fp16 ? 10 : t == strata::dtype::bf16 ? 7 : 23;
 }
 
 /// Offset (elements) of (r, c) of batch entry bt of x.
@@ -67,7 +68,7 @@ inline std::string check(const sg::matrix& a, const sg::matrix& b, const sg::mat
                          const sg::options& o, const void* c_before, const void* d_before, long long d_elems,
                          const float* bias) {
   const int m = d.rows, n = d.cols, k = a.cols, batch = o.batch;
-  const bool integer = d.type == sg::dtype::i32;
+  const bool integer = d.type == strata::dtype::int32;
   const double tol = sg::reference::tolerance(k, mantissa_bits(d.type), false, integer);
   std::vector<char> covered(static_cast<std::size_t>(std::max<long long>(0, d_elems)), 0);
   // D entries of different batches may overlap only when D's batch stride is 0 (then the element

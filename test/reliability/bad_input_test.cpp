@@ -48,16 +48,16 @@ void* offset(void* p, std::ptrdiff_t bytes) { return static_cast<unsigned char*>
 // ---- strata::gemm ----------------------------------------------------------------------------------
 
 namespace sg = strata::ops::gemm;
-using sg::dtype;
+using strata::dtype;
 using sg::layout;
 
 namespace {
 struct gemm_setup {
   strata::stream s;
   strata::device_buffer<float> ba{256}, bb{256}, bd{256}, bw{4096};
-  sg::matrix a{ba.data(), 8, 8, 8, layout::row_major, dtype::f32};
-  sg::matrix b{bb.data(), 8, 8, 8, layout::row_major, dtype::f32};
-  sg::matrix d{bd.data(), 8, 8, 8, layout::row_major, dtype::f32};
+  sg::matrix a{ba.data(), 8, 8, 8, layout::row_major, strata::dtype::fp32};
+  sg::matrix b{bb.data(), 8, 8, 8, layout::row_major, strata::dtype::fp32};
+  sg::matrix d{bd.data(), 8, 8, 8, layout::row_major, strata::dtype::fp32};
   std::function<void()> call(sg::matrix aa, sg::matrix bb_, sg::matrix cc, sg::matrix dd, sg::options o = {}) {
     return [=, this] { strata::gemm(s, aa, bb_, cc, dd, o); };
   }
@@ -77,20 +77,20 @@ TEST_CASE("gemm: null pointers where elements exist", "[bad-input][gemm]") {
   c.data = nullptr;  // C is read when beta != 0
   expect_error<strata::invalid_argument>(t.call(t.a, t.b, c, t.d, {.beta = 1.f}), G, "c");
   // No elements: a null pointer is fine (K = 0 reads nothing of A and B).
-  sg::matrix a0{nullptr, 8, 0, 1, layout::row_major, dtype::f32}, b0{nullptr, 0, 8, 8, layout::row_major, dtype::f32};
+  sg::matrix a0{nullptr, 8, 0, 1, layout::row_major, strata::dtype::fp32}, b0{nullptr, 0, 8, 8, layout::row_major, strata::dtype::fp32};
   REQUIRE_NOTHROW(t.call(a0, b0, t.d, t.d)());
 }
 
 TEST_CASE("gemm: misaligned pointers and workspace", "[bad-input][gemm]") {
   gemm_setup t;
   strata::device_buffer<strata::bf16> h(512);
-  sg::matrix a{offset(h.data(), 1), 8, 8, 8, layout::row_major, dtype::bf16};  // bf16 at an odd byte address
-  sg::matrix b{h.data() + 128, 8, 8, 8, layout::row_major, dtype::bf16};
+  sg::matrix a{offset(h.data(), 1), 8, 8, 8, layout::row_major, strata::dtype::bf16};  // bf16 at an odd byte address
+  sg::matrix b{h.data() + 128, 8, 8, 8, layout::row_major, strata::dtype::bf16};
   auto w = expect_error<strata::invalid_argument>(t.call(a, b, t.d, t.d), G, "a");
   CHECK_THAT(w, Contains("aligned"));
   // Split-K workspace: documented 16-byte aligned (gemm.hpp); 4 bytes off is rejected.
-  sg::matrix ak{t.ba.data(), 2, 64, 64, layout::row_major, dtype::f32}, bk{t.bb.data(), 64, 2, 2, layout::row_major, dtype::f32},
-      dk{t.bd.data(), 2, 2, 2, layout::row_major, dtype::f32};
+  sg::matrix ak{t.ba.data(), 2, 64, 64, layout::row_major, strata::dtype::fp32}, bk{t.bb.data(), 64, 2, 2, layout::row_major, strata::dtype::fp32},
+      dk{t.bd.data(), 2, 2, 2, layout::row_major, strata::dtype::fp32};
   sg::options o{.split_k = 4};
   o.work = {offset(t.bw.data(), 4), 4096};
   w = expect_error<strata::invalid_argument>(t.call(ak, bk, dk, dk, o), G, "options.work");
@@ -125,15 +125,15 @@ TEST_CASE("gemm: sizes past 2^31 elements (validation only)", "[bad-input][gemm]
   gemm_setup t;
   // Descriptor checks use 64-bit spans and the kernels 64-bit offsets (ld and batch_stride are long
   // long): a 65536 x 65536 matrix (2^32 elements) passes the descriptor validation.
-  const sg::matrix huge{t.ba.data(), 65536, 65536, 65536, layout::row_major, dtype::bf16, 0};
+  const sg::matrix huge{t.ba.data(), 65536, 65536, 65536, layout::row_major, strata::dtype::bf16, 0};
   REQUIRE_NOTHROW(sg::detail::check_matrix(huge, "a", 65536, 65536, 1));
-  const sg::matrix tall{t.ba.data(), 1 << 30, 4, 4, layout::row_major, dtype::f32, 0};
+  const sg::matrix tall{t.ba.data(), 1 << 30, 4, 4, layout::row_major, strata::dtype::fp32, 0};
   REQUIRE_NOTHROW(sg::detail::check_matrix(tall, "a", 1 << 30, 4, 1));
   // More output tiles than one grid holds: rejected before anything is launched (before, the tile
   // count was truncated to int: 2^49 tiles became a grid of 0, and e.g. 2^32 + 1 tiles a grid of 1,
   // silently computing one tile). K = 0 so A and B hold no elements; D is a tiny buffer never touched.
-  const sg::matrix a0{nullptr, 1 << 30, 0, 1, layout::row_major, dtype::f32}, b0{nullptr, 0, 1 << 30, 1 << 30, layout::row_major, dtype::f32};
-  const sg::matrix dh{t.bd.data(), 1 << 30, 1 << 30, 1 << 30, layout::row_major, dtype::f32};
+  const sg::matrix a0{nullptr, 1 << 30, 0, 1, layout::row_major, strata::dtype::fp32}, b0{nullptr, 0, 1 << 30, 1 << 30, layout::row_major, strata::dtype::fp32};
+  const sg::matrix dh{t.bd.data(), 1 << 30, 1 << 30, 1 << 30, layout::row_major, strata::dtype::fp32};
   const auto w = expect_error<strata::invalid_argument>(t.call(a0, b0, dh, dh), G, "d");
   CHECK_THAT(w, Contains("more than one grid holds"));
   // A leading dimension past 2^31 is accepted (64-bit), one smaller than the row is not.
@@ -151,12 +151,12 @@ TEST_CASE("gemm: outputs aliasing inputs", "[bad-input][gemm]") {
   auto w = expect_error<strata::invalid_argument>(t.call(t.a, t.b, t.d, t.a), G, "d");
   CHECK_THAT(w, Contains("overlaps a"));
   // D overlapping part of B.
-  const sg::matrix d_in_b{t.bb.data() + 32, 8, 8, 8, layout::row_major, dtype::f32};
+  const sg::matrix d_in_b{t.bb.data() + 32, 8, 8, 8, layout::row_major, strata::dtype::fp32};
   w = expect_error<strata::invalid_argument>(t.call(t.a, t.b, d_in_b, d_in_b), G, "d");
   CHECK_THAT(w, Contains("overlaps b"));
   // C shifted against D by one row (beta != 0): a partial alias -> rejected.
-  const sg::matrix c_shift{t.bd.data() + 8, 8, 8, 8, layout::row_major, dtype::f32};
-  const sg::matrix d16{t.bd.data(), 8, 8, 8, layout::row_major, dtype::f32};
+  const sg::matrix c_shift{t.bd.data() + 8, 8, 8, 8, layout::row_major, strata::dtype::fp32};
+  const sg::matrix d16{t.bd.data(), 8, 8, 8, layout::row_major, strata::dtype::fp32};
   w = expect_error<strata::invalid_argument>(t.call(t.a, t.b, c_shift, d16, {.beta = 1.f}), G, "c");
   CHECK_THAT(w, Contains("partly overlaps d"));
   // C == D exactly is documented and allowed; with beta == 0, C is not read, so any C is fine.
@@ -165,7 +165,7 @@ TEST_CASE("gemm: outputs aliasing inputs", "[bad-input][gemm]") {
   // Batched D with batch_stride 0: every batch entry would write the same elements.
   sg::matrix db = t.d;
   db.rows = db.cols = db.ld = 4;
-  sg::matrix ab{t.ba.data(), 4, 4, 4, layout::row_major, dtype::f32, 16}, bb{t.bb.data(), 4, 4, 4, layout::row_major, dtype::f32, 0};
+  sg::matrix ab{t.ba.data(), 4, 4, 4, layout::row_major, strata::dtype::fp32, 16}, bb{t.bb.data(), 4, 4, 4, layout::row_major, strata::dtype::fp32, 0};
   w = expect_error<strata::invalid_argument>(t.call(ab, bb, db, db, {.batch = 2}), G, "d");
   CHECK_THAT(w, Contains("batch_stride is 0"));
   // The bias and the fp8 scales are read while D is written: over D, or off float alignment, is refused.
@@ -175,8 +175,8 @@ TEST_CASE("gemm: outputs aliasing inputs", "[bad-input][gemm]") {
       t.call(t.a, t.b, t.d, t.d, {.bias = static_cast<const float*>(offset(t.bw.data(), 2))}), G, "options.bias");
   CHECK_THAT(w, Contains("not aligned to a float"));
   REQUIRE_NOTHROW(t.call(t.a, t.b, t.d, t.d, {.bias = t.bw.data()})());
-  const sg::matrix a8{t.ba.data(), 8, 8, 8, layout::row_major, dtype::e4m3}, b8{t.bb.data(), 8, 8, 8, layout::row_major, dtype::e4m3},
-      d8{t.bd.data(), 8, 8, 8, layout::row_major, dtype::bf16};
+  const sg::matrix a8{t.ba.data(), 8, 8, 8, layout::row_major, strata::dtype::e4m3}, b8{t.bb.data(), 8, 8, 8, layout::row_major, strata::dtype::e4m3},
+      d8{t.bd.data(), 8, 8, 8, layout::row_major, strata::dtype::bf16};
   w = expect_error<strata::invalid_argument>(t.call(a8, b8, d8, d8, {.a_scale = t.bd.data() + 4}), G, "options.a_scale");
   CHECK_THAT(w, Contains("overlaps d"));
   w = expect_error<strata::invalid_argument>(
@@ -192,29 +192,36 @@ TEST_CASE("gemm: outputs aliasing inputs", "[bad-input][gemm]") {
 TEST_CASE("gemm: mismatched and unsupported dtypes", "[bad-input][gemm]") {
   gemm_setup t;
   auto b = t.b;
-  b.type = dtype::bf16;
+  b.type = strata::dtype::bf16;
   expect_error<strata::invalid_argument>(t.call(t.a, b, t.d, t.d), G, "b");
   auto c = t.d;
-  c.type = dtype::f16;
+  c.type = strata::dtype::fp16;
   expect_error<strata::invalid_argument>(t.call(t.a, t.b, c, t.d, {.beta = 0.5f}), G, "c");
   auto d = t.d;
-  d.type = dtype::bf16;  // f32 inputs -> bf16 output is not a supported combination
+  d.type = strata::dtype::bf16;  // f32 inputs -> bf16 output is not a supported combination
   const auto w = expect_error<strata::invalid_argument>(t.call(t.a, t.b, d, d), G, "d");
-  CHECK_THAT(w, Contains("f32 -> bf16"));
+  CHECK_THAT(w, Contains("fp32 -> bf16"));
   auto i32 = t.a;
-  i32.type = dtype::i32;  // i32 inputs: no combination
+  i32.type = strata::dtype::int32;  // i32 inputs: no combination
   auto i32b = t.b;
-  i32b.type = dtype::i32;
+  i32b.type = strata::dtype::int32;
   expect_error<strata::invalid_argument>(t.call(i32, i32b, t.d, t.d), G, "d");
+  // tf32 (a strata::dtype for fp32 storage) is spelled fp32 + options.tf32 here, and the error says so.
+  auto tf = t.a;
+  tf.type = strata::dtype::tf32;
+  CHECK_THAT(expect_error<strata::invalid_argument>(t.call(tf, t.b, t.d, t.d), G, "a"), Contains("options.tf32 = true"));
+  auto i4 = t.a, i4b = t.b;
+  i4.type = i4b.type = strata::dtype::int4;
+  CHECK_THAT(expect_error<strata::invalid_argument>(t.call(i4, i4b, t.d, t.d), G, "d"), Contains("int4 -> fp32 is not supported"));
 }
 
 TEST_CASE("gemm: fp8 outputs other than bf16 are rejected; no fp8 units is strata::unsupported", "[bad-input][gemm]") {
   gemm_setup t;
-  for (dtype f8 : {dtype::e4m3, dtype::e5m2}) {
+  for (dtype f8 : {strata::dtype::e4m3, strata::dtype::e5m2}) {
     sg::matrix a{t.ba.data(), 8, 8, 8, layout::row_major, f8}, b{t.bb.data(), 8, 8, 8, layout::row_major, f8};
-    sg::matrix d{t.bd.data(), 8, 8, 8, layout::row_major, dtype::f32};
+    sg::matrix d{t.bd.data(), 8, 8, 8, layout::row_major, strata::dtype::fp32};
     const auto w = expect_error<strata::invalid_argument>(t.call(a, b, d, d), G, "d");
-    CHECK_THAT(w, Contains(std::string(sg::to_string(f8)) + " -> f32"));
+    CHECK_THAT(w, Contains(std::string(sg::to_string(f8)) + " -> fp32"));
   }
   // A build whose target has no fp8 units (sm_80, gfx90a) says so; the host build has them, so the
   // message is checked on the function those builds call.
@@ -235,10 +242,10 @@ struct attn_setup {
   strata::stream s;
   strata::device_buffer<float> bq{4096}, bk{4096}, bv{4096}, bo{4096}, blse{256}, bws{65536};
   strata::device_buffer<int> blens{4};
-  A::tensor q = A::bshd(bq.data(), A::dtype::fp32, 1, 4, 2, 32);
-  A::tensor k = A::bshd(bk.data(), A::dtype::fp32, 1, 8, 1, 32);
-  A::tensor v = A::bshd(bv.data(), A::dtype::fp32, 1, 8, 1, 32);
-  A::tensor o = A::bshd(bo.data(), A::dtype::fp32, 1, 4, 2, 32);
+  A::tensor q = A::bshd(bq.data(), strata::dtype::fp32, 1, 4, 2, 32);
+  A::tensor k = A::bshd(bk.data(), strata::dtype::fp32, 1, 8, 1, 32);
+  A::tensor v = A::bshd(bv.data(), strata::dtype::fp32, 1, 8, 1, 32);
+  A::tensor o = A::bshd(bo.data(), strata::dtype::fp32, 1, 4, 2, 32);
   std::function<void()> fwd(A::tensor q_, A::tensor k_, A::tensor v_, A::tensor o_, A::options opt = {}) {
     return [=, this] { A::run<float, 32, 32, host>(s, q_, k_, v_, o_, opt); };
   }
@@ -256,11 +263,11 @@ TEST_CASE("attention: null, misaligned, negative", "[bad-input][attention]") {
   expect_error<strata::invalid_argument>(t.fwd(t.q, t.k, t.v, o), AF, "o");
   // A bf16 tensor at an odd byte address (and one 2 bytes off 16): rows move as 16-byte vectors.
   // (A call valid but for k: the pointer table is checked after the dtypes and shapes.)
-  auto kb = A::bshd(offset(t.bk.data(), 1), A::dtype::bf16, 1, 8, 1, 32);
+  auto kb = A::bshd(offset(t.bk.data(), 1), strata::dtype::bf16, 1, 8, 1, 32);
   auto w = expect_error<strata::invalid_argument>(
       [&] {
-        strata::attention<host>(t.s, A::bshd(t.bq.data(), A::dtype::bf16, 1, 4, 2, 32), kb,
-                                A::bshd(t.bv.data(), A::dtype::bf16, 1, 8, 1, 32), A::bshd(t.bo.data(), A::dtype::bf16, 1, 4, 2, 32));
+        strata::attention<host>(t.s, A::bshd(t.bq.data(), strata::dtype::bf16, 1, 4, 2, 32), kb,
+                                A::bshd(t.bv.data(), strata::dtype::bf16, 1, 8, 1, 32), A::bshd(t.bo.data(), strata::dtype::bf16, 1, 4, 2, 32));
       },
       AF, "k");
   CHECK_THAT(w, Contains("16-byte aligned"));
@@ -317,9 +324,9 @@ TEST_CASE("attention: sizes past 2^31 (validation only)", "[bad-input][attention
   attn_setup t;
   // Strides are 64-bit: a q of 2^20 x 2^12 x 32 x 32 elements (2^37) validates; the grid it needs
   // (2^20 batches x 32 heads x 2^12 / rows-per-block tiles) does not fit: rejected before any launch.
-  const A::tensor q = A::bshd(t.bq.data(), A::dtype::fp32, 1 << 20, 1 << 12, 32, 32);
-  const A::tensor k = A::bshd(t.bk.data(), A::dtype::fp32, 1 << 20, 1 << 12, 32, 32);
-  const A::tensor o = A::bshd(t.bo.data(), A::dtype::fp32, 1 << 20, 1 << 12, 32, 32);
+  const A::tensor q = A::bshd(t.bq.data(), strata::dtype::fp32, 1 << 20, 1 << 12, 32, 32);
+  const A::tensor k = A::bshd(t.bk.data(), strata::dtype::fp32, 1 << 20, 1 << 12, 32, 32);
+  const A::tensor o = A::bshd(t.bo.data(), strata::dtype::fp32, 1 << 20, 1 << 12, 32, 32);
   const auto w = expect_error<strata::invalid_argument>(t.fwd(q, k, k, o), AF, "q");
   CHECK_THAT(w, Contains("more than one grid holds"));
 }
@@ -327,25 +334,29 @@ TEST_CASE("attention: sizes past 2^31 (validation only)", "[bad-input][attention
 TEST_CASE("attention: mismatched dtypes and shapes", "[bad-input][attention]") {
   attn_setup t;
   auto k = t.k;
-  k.type = A::dtype::bf16;
+  k.type = strata::dtype::bf16;
   expect_error<strata::invalid_argument>(t.fwd(t.q, k, t.v, t.o), AF, "k");
   auto o = t.o;
-  o.type = A::dtype::fp16;
+  o.type = strata::dtype::fp16;
   expect_error<strata::invalid_argument>(t.fwd(t.q, t.k, t.v, o), AF, "o");
   auto v = t.v;
   v.seqlen = 7;
   expect_error<strata::invalid_argument>(t.fwd(t.q, t.k, v, t.o), AF, "v");
   // The typed entry names the dtype it was instantiated for.
   const auto w = expect_error<strata::invalid_argument>(
-      t.fwd(A::bshd(t.bq.data(), A::dtype::fp16, 1, 4, 2, 32), A::bshd(t.bk.data(), A::dtype::fp16, 1, 8, 1, 32),
-            A::bshd(t.bv.data(), A::dtype::fp16, 1, 8, 1, 32), A::bshd(t.bo.data(), A::dtype::fp16, 1, 4, 2, 32)),
+      t.fwd(A::bshd(t.bq.data(), strata::dtype::fp16, 1, 4, 2, 32), A::bshd(t.bk.data(), strata::dtype::fp16, 1, 8, 1, 32),
+            A::bshd(t.bv.data(), strata::dtype::fp16, 1, 8, 1, 32), A::bshd(t.bo.data(), strata::dtype::fp16, 1, 4, 2, 32)),
       AF, "q");
   CHECK_THAT(w, Contains("fp16"));
+  // strata::dtype names types attention has no kernels for: refused by name before any size is taken.
+  auto i8 = t.q;
+  i8.type = strata::dtype::int8;
+  CHECK_THAT(expect_error<strata::invalid_argument>(t.fwd(i8, t.k, t.v, t.o), AF, "q"), Contains("has dtype int8; attention takes"));
 }
 
 TEST_CASE("attention: fp8 e4m3 dtypes and descale factors", "[bad-input][attention]") {
   attn_setup t;
-  auto E = [&](float* p, int sl, int h, A::dtype ty = A::dtype::e4m3) { return A::bshd(p, ty, 1, sl, h, 32); };
+  auto E = [&](float* p, int sl, int h, strata::dtype ty = strata::dtype::e4m3) { return A::bshd(p, ty, 1, sl, h, 32); };
   const A::tensor q = E(t.bq.data(), 4, 2), k = E(t.bk.data(), 8, 1), v = E(t.bv.data(), 8, 1);
   auto fwd8 = [&](A::tensor o, A::options opt = {}) {
     return std::function<void()>([=, &t] { strata::attention<host>(t.s, q, k, v, o, opt); });
@@ -353,7 +364,7 @@ TEST_CASE("attention: fp8 e4m3 dtypes and descale factors", "[bad-input][attenti
   // O of fp8 inputs is bf16: an fp8 (or fp16) o is named.
   auto w = expect_error<strata::invalid_argument>(fwd8(E(t.bo.data(), 4, 2)), AF, "o");
   CHECK_THAT(w, Contains("needs bf16"));
-  const A::tensor ob = E(t.bo.data(), 4, 2, A::dtype::bf16);
+  const A::tensor ob = E(t.bo.data(), 4, 2, strata::dtype::bf16);
   CHECK_NOTHROW(fwd8(ob)());
   A::options opt;
   opt.k_descale = 0.f;
@@ -371,13 +382,13 @@ TEST_CASE("attention: fp8 e4m3 dtypes and descale factors", "[bad-input][attenti
   CHECK_THAT(w, Contains("forward only"));
   A::decode_args dec;
   dec.cache_seqlens = t.blens.data();
-  const A::tensor q1 = E(t.bq.data(), 1, 2), o1 = E(t.bo.data(), 1, 2, A::dtype::bf16);
+  const A::tensor q1 = E(t.bq.data(), 1, 2), o1 = E(t.bo.data(), 1, 2, strata::dtype::bf16);
   expect_error<strata::invalid_argument>([&] { strata::attention_decode<host>(t.s, q1, k, v, o1, dec, {}, {}); }, AD, "q");
 }
 
 TEST_CASE("attention: unsupported head dims", "[bad-input][attention]") {
   attn_setup t;
-  auto T = [&](float* p, int sl, int h, int d) { return A::bshd(p, A::dtype::fp32, 1, sl, h, d); };
+  auto T = [&](float* p, int sl, int h, int d) { return A::bshd(p, strata::dtype::fp32, 1, sl, h, d); };
   // 48 is no shipped head dim: invalid_argument naming q.
   auto w = expect_error<strata::invalid_argument>(t.fwd(T(t.bq.data(), 4, 2, 48), T(t.bk.data(), 8, 1, 48), T(t.bv.data(), 8, 1, 48),
                                                         T(t.bo.data(), 4, 2, 48)),
@@ -410,7 +421,7 @@ TEST_CASE("attention: options out of range", "[bad-input][attention]") {
 TEST_CASE("attention_decode: bad inputs", "[bad-input][attention]") {
   attn_setup t;
   A::decode_args dec;
-  const auto q1 = A::bshd(t.bq.data(), A::dtype::fp32, 1, 1, 2, 32), o1 = A::bshd(t.bo.data(), A::dtype::fp32, 1, 1, 2, 32);
+  const auto q1 = A::bshd(t.bq.data(), strata::dtype::fp32, 1, 1, 2, 32), o1 = A::bshd(t.bo.data(), strata::dtype::fp32, 1, 1, 2, 32);
   auto call = [&](A::tensor q, A::tensor kc, A::tensor vc, A::tensor o, A::decode_args d, strata::workspace ws) {
     return std::function<void()>([=, &t] { strata::attention_decode<host>(t.s, q, kc, vc, o, d, {}, ws); });
   };
@@ -419,7 +430,7 @@ TEST_CASE("attention_decode: bad inputs", "[bad-input][attention]") {
   auto qn = q1;
   qn.data = nullptr;
   expect_error<strata::invalid_argument>(call(qn, t.k, t.v, o1, dec, {}), AD, "q");
-  const auto q17 = A::bshd(t.bq.data(), A::dtype::fp32, 1, 17, 2, 32), o17 = A::bshd(t.bo.data(), A::dtype::fp32, 1, 17, 2, 32);
+  const auto q17 = A::bshd(t.bq.data(), strata::dtype::fp32, 1, 17, 2, 32), o17 = A::bshd(t.bo.data(), strata::dtype::fp32, 1, 17, 2, 32);
   expect_error<strata::invalid_argument>(call(q17, t.k, t.v, o17, dec, {}), AD, "q");
   // Split-KV workspace: too small, null, misaligned.
   dec.num_splits = 2;
@@ -434,8 +445,8 @@ TEST_CASE("attention_decode: bad inputs", "[bad-input][attention]") {
   expect_error<strata::invalid_argument>(call(q1, t.k, t.v, o1, dec, {}), AD, "decode.paged.page_size");
   // Mismatched dtype of the appended rows.
   dec.paged = {};
-  dec.k_new = A::bshd(t.bk.data(), A::dtype::bf16, 1, 1, 1, 32);
-  dec.v_new = A::bshd(t.bv.data(), A::dtype::bf16, 1, 1, 1, 32);
+  dec.k_new = A::bshd(t.bk.data(), strata::dtype::bf16, 1, 1, 1, 32);
+  dec.v_new = A::bshd(t.bv.data(), strata::dtype::bf16, 1, 1, 1, 32);
   expect_error<strata::invalid_argument>(call(q1, t.k, t.v, o1, dec, {}), AD, "decode.k_new");
   // Outputs over inputs: o over the cache, the log-sum-exp over o.
   dec.k_new = dec.v_new = {};
@@ -446,8 +457,8 @@ TEST_CASE("attention_decode: bad inputs", "[bad-input][attention]") {
       [&] { strata::attention_decode<host>(t.s, q1, t.k, t.v, o1, dec, {.lse = static_cast<float*>(o1.data)}, {}); }, AD,
       "options.lse");
   // Unsupported head dim.
-  const auto q48 = A::bshd(t.bq.data(), A::dtype::fp32, 1, 1, 2, 48), k48 = A::bshd(t.bk.data(), A::dtype::fp32, 1, 8, 1, 48);
-  const auto v48 = A::bshd(t.bv.data(), A::dtype::fp32, 1, 8, 1, 48), o48 = A::bshd(t.bo.data(), A::dtype::fp32, 1, 1, 2, 48);
+  const auto q48 = A::bshd(t.bq.data(), strata::dtype::fp32, 1, 1, 2, 48), k48 = A::bshd(t.bk.data(), strata::dtype::fp32, 1, 8, 1, 48);
+  const auto v48 = A::bshd(t.bv.data(), strata::dtype::fp32, 1, 8, 1, 48), o48 = A::bshd(t.bo.data(), strata::dtype::fp32, 1, 1, 2, 48);
   w = expect_error<strata::invalid_argument>(call(q48, k48, v48, o48, dec, {}), AD, "q");
   CHECK_THAT(w, Contains("head dim 48"));
 }
@@ -455,8 +466,8 @@ TEST_CASE("attention_decode: bad inputs", "[bad-input][attention]") {
 TEST_CASE("attention_backward: bad inputs", "[bad-input][attention]") {
   attn_setup t;
   strata::device_buffer<float> bdo(4096), bdq(4096), bdk(4096), bdv(4096);
-  const A::tensor dout = A::bshd(bdo.data(), A::dtype::fp32, 1, 4, 2, 32), dq = A::bshd(bdq.data(), A::dtype::fp32, 1, 4, 2, 32);
-  const A::tensor dk = A::bshd(bdk.data(), A::dtype::fp32, 1, 8, 1, 32), dv = A::bshd(bdv.data(), A::dtype::fp32, 1, 8, 1, 32);
+  const A::tensor dout = A::bshd(bdo.data(), strata::dtype::fp32, 1, 4, 2, 32), dq = A::bshd(bdq.data(), strata::dtype::fp32, 1, 4, 2, 32);
+  const A::tensor dk = A::bshd(bdk.data(), strata::dtype::fp32, 1, 8, 1, 32), dv = A::bshd(bdv.data(), strata::dtype::fp32, 1, 8, 1, 32);
   A::options opt;
   opt.lse = t.blse.data();
   const std::size_t need = strata::attention_backward_workspace_size<host>(t.q, t.k, t.v, opt);
@@ -471,7 +482,7 @@ TEST_CASE("attention_backward: bad inputs", "[bad-input][attention]") {
   dqn.data = nullptr;
   expect_error<strata::invalid_argument>(call(dqn, dk, opt, ws), AB, "dq");
   auto dkb = dk;
-  dkb.type = A::dtype::bf16;
+  dkb.type = strata::dtype::bf16;
   expect_error<strata::invalid_argument>(call(dq, dkb, opt, ws), AB, "dk");
   auto dkm = dk;
   dkm.data = offset(bdk.data(), 8);

@@ -86,7 +86,7 @@ std::vector<T> values(std::size_t n, std::uint64_t seed) {
 }
 
 template <class TA, class TD>
-bytes gemm_run(strata::stream& s, sg::dtype ta, sg::dtype td, int m, int n, int k, sg::options o) {
+bytes gemm_run(strata::stream& s, strata::dtype ta, strata::dtype td, int m, int n, int k, sg::options o) {
   auto da = to_device(s, values<TA>(std::size_t(m) * k, 1)), db = to_device(s, values<TA>(std::size_t(k) * n, 2));
   auto dd = to_device(s, values<TD>(std::size_t(m) * n, 3));
   auto bias = to_device(s, values<float>(n, 4));
@@ -105,34 +105,34 @@ bytes gemm_run(strata::stream& s, sg::dtype ta, sg::dtype td, int m, int n, int 
 }  // namespace
 
 TEST_CASE("determinism: gemm, plain / split-K / stream-K", "[determinism][gemm]") {
-  using sg::dtype;
+  using strata::dtype;
   using strata::bf16;
   require_bitwise_stable("gemm f32 one split", [](strata::stream& s) {
-    return gemm_run<float, float>(s, dtype::f32, dtype::f32, 70, 45, 96, {.alpha = 0.5f, .beta = 0.25f, .split_k = 1});
+    return gemm_run<float, float>(s, strata::dtype::fp32, strata::dtype::fp32, 70, 45, 96, {.alpha = 0.5f, .beta = 0.25f, .split_k = 1});
   });
   require_bitwise_stable("gemm f32 split-K 4", [](strata::stream& s) {
-    return gemm_run<float, float>(s, dtype::f32, dtype::f32, 33, 40, 300, {.alpha = 0.5f, .beta = 0.25f, .split_k = 4});
+    return gemm_run<float, float>(s, strata::dtype::fp32, strata::dtype::fp32, 33, 40, 300, {.alpha = 0.5f, .beta = 0.25f, .split_k = 4});
   });
   require_bitwise_stable("gemm f32 split-K heuristic", [](strata::stream& s) {
-    return gemm_run<float, float>(s, dtype::f32, dtype::f32, 20, 20, 512, {});
+    return gemm_run<float, float>(s, strata::dtype::fp32, strata::dtype::fp32, 20, 20, 512, {});
   });
   require_bitwise_stable("gemm bf16 split-K 3", [](strata::stream& s) {
-    return gemm_run<bf16, bf16>(s, dtype::bf16, dtype::bf16, 40, 36, 200, {.beta = 1.f, .split_k = 3});
+    return gemm_run<bf16, bf16>(s, strata::dtype::bf16, strata::dtype::bf16, 40, 36, 200, {.beta = 1.f, .split_k = 3});
   });
   for (int blocks : {3, 5}) {
     require_bitwise_stable("gemm f32 stream-K " + std::to_string(blocks) + " blocks", [&](strata::stream& s) {
-      return gemm_run<float, float>(s, dtype::f32, dtype::f32, 70, 45, 300, {.alpha = 0.75f, .stream_k = true, .stream_k_blocks = blocks});
+      return gemm_run<float, float>(s, strata::dtype::fp32, strata::dtype::fp32, 70, 45, 300, {.alpha = 0.75f, .stream_k = true, .stream_k_blocks = blocks});
     });
   }
   require_bitwise_stable("gemm bf16 stream-K 4 blocks", [](strata::stream& s) {
-    return gemm_run<bf16, bf16>(s, dtype::bf16, dtype::bf16, 33, 70, 100, {.beta = 0.5f, .stream_k = true, .stream_k_blocks = 4});
+    return gemm_run<bf16, bf16>(s, strata::dtype::bf16, strata::dtype::bf16, 33, 70, 100, {.beta = 0.5f, .stream_k = true, .stream_k_blocks = 4});
   });
   require_bitwise_stable("gemm int8 split-K 2", [](strata::stream& s) {
     std::vector<std::int8_t> ha = random_vector<std::int8_t>(9 * 70, 5, -128, 127), hb = random_vector<std::int8_t>(70 * 10, 6, -128, 127);
     auto da = to_device(s, ha), db = to_device(s, hb);
     auto dd = poisoned(s, 90, std::int32_t(0));
-    const sg::matrix a{da.data(), 9, 70, 70, sg::layout::row_major, dtype::i8}, b{db.data(), 70, 10, 10, sg::layout::row_major, dtype::i8},
-        d{dd.data(), 9, 10, 10, sg::layout::row_major, dtype::i32};
+    const sg::matrix a{da.data(), 9, 70, 70, sg::layout::row_major, strata::dtype::int8}, b{db.data(), 70, 10, 10, sg::layout::row_major, strata::dtype::int8},
+        d{dd.data(), 9, 10, 10, sg::layout::row_major, strata::dtype::int32};
     sg::options o{.split_k = 2};
     strata::device_buffer<unsigned char> work(sg::workspace_size(d, o));
     o.work = {work.data(), work.size()};
@@ -149,7 +149,7 @@ namespace A = strata::attn;
 
 namespace {
 constexpr int B = 2, H = 4, HK = 2, SQ = 37, SK = 45, D = 32;
-A::tensor T(float* p, int sl, int h) { return A::bshd(p, A::dtype::fp32, B, sl, h, D); }
+A::tensor T(float* p, int sl, int h) { return A::bshd(p, strata::dtype::fp32, B, sl, h, D); }
 }  // namespace
 
 TEST_CASE("determinism: attention forward", "[determinism][attention]") {

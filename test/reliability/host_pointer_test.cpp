@@ -70,7 +70,7 @@ TEST_CASE("host pointers: strata::gemm on std::vector memory is refused, by argu
   // The issue's probe: plain host vectors gave d[0] = 8.5 on the emulator, a fault on every GPU.
   std::vector<float> a(64, 1.f), b(64, 0.5f), d(64, 0.f);
   strata::device_buffer<float> da(64), db(64), dd(64);
-  const auto mat = [](const void* p) { return sg::matrix{p, 8, 8, 8, sg::layout::row_major, sg::dtype::f32}; };
+  const auto mat = [](const void* p) { return sg::matrix{p, 8, 8, 8, sg::layout::row_major, strata::dtype::fp32}; };
   try {
     strata::gemm(s, mat(a.data()), mat(db.data()), mat(dd.data()), mat(dd.data()));
     FAIL("host A accepted");

@@ -26,7 +26,7 @@
 
 using namespace strata_test;
 namespace sg = strata::ops::gemm;
-using sg::dtype;
+using strata::dtype;
 using sg::layout;
 using strata::bf16;
 using strata::f16;
@@ -43,9 +43,9 @@ float to_f(T x) {
 
 template <class T>
 constexpr dtype dt() {
-  if constexpr (std::is_same_v<T, float>) return dtype::f32;
-  else if constexpr (std::is_same_v<T, bf16>) return dtype::bf16;
-  else return dtype::f16;
+  if constexpr (std::is_same_v<T, float>) return strata::dtype::fp32;
+  else if constexpr (std::is_same_v<T, bf16>) return strata::dtype::bf16;
+  else return strata::dtype::fp16;
 }
 
 // A (m x k) and B (k x n), row-major, values in [0.25, 1] (B all positive so an Inf keeps its sign),
@@ -137,8 +137,8 @@ TEST_CASE("gemm numerics: beta != 0 reads C, so a NaN in C propagates to that el
   hc[6] = qnan;
   auto da = to_device(s, ha), dc = to_device(s, hc);
   auto dd = poisoned(s, 16, 0.f);
-  const sg::matrix a{da.data(), 4, 4, 4, layout::row_major, dtype::f32}, c{dc.data(), 4, 4, 4, layout::row_major, dtype::f32},
-      d{dd.data(), 4, 4, 4, layout::row_major, dtype::f32};
+  const sg::matrix a{da.data(), 4, 4, 4, layout::row_major, strata::dtype::fp32}, c{dc.data(), 4, 4, 4, layout::row_major, strata::dtype::fp32},
+      d{dd.data(), 4, 4, 4, layout::row_major, strata::dtype::fp32};
   strata::gemm(s, a, a, c, d, {.beta = 1.f});
   const auto out = to_host(s, dd);
   for (int i = 0; i < 16; ++i) {
@@ -162,8 +162,8 @@ TEST_CASE("gemm numerics: f16 output overflow saturates to +-65504 (Inf too); Na
   auto da = to_device(s, ha), db = to_device(s, hb);
   auto dd = poisoned(s, std::size_t(m) * m, f16(0.f));
   // A: m x 1 column, B: 1 x m row -> D(i, j) = a_i * b_j; we read the diagonal.
-  const sg::matrix a{da.data(), m, 1, 1, layout::row_major, dtype::f16}, b{db.data(), 1, m, m, layout::row_major, dtype::f16},
-      d{dd.data(), m, m, m, layout::row_major, dtype::f16};
+  const sg::matrix a{da.data(), m, 1, 1, layout::row_major, strata::dtype::fp16}, b{db.data(), 1, m, m, layout::row_major, strata::dtype::fp16},
+      d{dd.data(), m, m, m, layout::row_major, strata::dtype::fp16};
   strata::gemm(s, a, b, d, d);
   const auto out = to_host(s, dd);
   auto diag = [&](int i) { return static_cast<float>(out[std::size_t(i) * m + i]); };
@@ -182,7 +182,7 @@ TEST_CASE("gemm numerics: f16 output overflow saturates to +-65504 (Inf too); Na
   CHECK(diag(7) == mx);
   // f32 output of the same products: true IEEE values, Inf included.
   auto d32 = poisoned(s, std::size_t(m) * m, 0.f);
-  const sg::matrix dd32{d32.data(), m, m, m, layout::row_major, dtype::f32};
+  const sg::matrix dd32{d32.data(), m, m, m, layout::row_major, strata::dtype::fp32};
   strata::gemm(s, a, b, dd32, dd32);
   const auto o32 = to_host(s, d32);
   CHECK(o32[0] == 65536.f);
@@ -196,8 +196,8 @@ std::vector<std::int32_t> int8_dot(const std::vector<std::int8_t>& a, const std:
   strata::stream s;
   auto da = to_device(s, a), db = to_device(s, b);
   auto dd = poisoned(s, 2, std::int32_t(0x7eadbeef));
-  const sg::matrix ma{da.data(), 1, k, k, layout::row_major, dtype::i8}, mb{db.data(), k, 2, k, layout::col_major, dtype::i8},
-      md{dd.data(), 1, 2, 2, layout::row_major, dtype::i32};
+  const sg::matrix ma{da.data(), 1, k, k, layout::row_major, strata::dtype::int8}, mb{db.data(), k, 2, k, layout::col_major, strata::dtype::int8},
+      md{dd.data(), 1, 2, 2, layout::row_major, strata::dtype::int32};
   strata::gemm(s, ma, mb, md, md);
   return to_host(s, dd);
 }
@@ -266,7 +266,7 @@ struct attn_io {
     dout = poisoned(s, q.size(), qnan);
     dlse = poisoned(s, std::size_t(B) * H * SQ, qnan);
   }
-  A::tensor T(float* p, int sl) { return A::bshd(p, A::dtype::fp32, B, sl, H, D); }
+  A::tensor T(float* p, int sl) { return A::bshd(p, strata::dtype::fp32, B, sl, H, D); }
   template <class SM = A::no_score_mod, class MM = A::no_mask_mod>
   std::pair<std::vector<float>, std::vector<float>> run(A::options opt, SM sm = {}, MM mm = {}) {
     opt.lse = dlse.data();

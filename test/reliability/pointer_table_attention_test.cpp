@@ -35,8 +35,8 @@ struct bufs {
 namespace {
 void walk_forward() {
   bufs b;
-  const A::tensor q = A::bshd(b.q.data(), A::dtype::fp32, 2, 4, 2, 32), k = A::bshd(b.k.data(), A::dtype::fp32, 2, 8, 1, 32);
-  const A::tensor v = A::bshd(b.v.data(), A::dtype::fp32, 2, 8, 1, 32), o = A::bshd(b.o.data(), A::dtype::fp32, 2, 4, 2, 32);
+  const A::tensor q = A::bshd(b.q.data(), strata::dtype::fp32, 2, 4, 2, 32), k = A::bshd(b.k.data(), strata::dtype::fp32, 2, 8, 1, 32);
+  const A::tensor v = A::bshd(b.v.data(), strata::dtype::fp32, 2, 8, 1, 32), o = A::bshd(b.o.data(), strata::dtype::fp32, 2, 4, 2, 32);
   A::options opt{.alibi_slopes = b.alibi.data(), .sinks = b.sinks.data(), .lse = b.lse.data(), .seqused_q = b.used_q.data(),
                  .seqused_k = b.used_k.data()};
   const auto t = pointer_walk::walk("strata::attention", [&] { A::run<float, 32, 32, host>(b.s, q, k, v, o, opt); },
@@ -56,10 +56,10 @@ void walk_forward() {
 
 void walk_backward() {
   bufs b;
-  const A::tensor q = A::bshd(b.q.data(), A::dtype::fp32, 2, 4, 2, 32), k = A::bshd(b.k.data(), A::dtype::fp32, 2, 8, 1, 32);
-  const A::tensor v = A::bshd(b.v.data(), A::dtype::fp32, 2, 8, 1, 32), o = A::bshd(b.o.data(), A::dtype::fp32, 2, 4, 2, 32);
-  const A::tensor dout = A::bshd(b.dout.data(), A::dtype::fp32, 2, 4, 2, 32), dq = A::bshd(b.dq.data(), A::dtype::fp32, 2, 4, 2, 32);
-  const A::tensor dk = A::bshd(b.dk.data(), A::dtype::fp32, 2, 8, 1, 32), dv = A::bshd(b.dv.data(), A::dtype::fp32, 2, 8, 1, 32);
+  const A::tensor q = A::bshd(b.q.data(), strata::dtype::fp32, 2, 4, 2, 32), k = A::bshd(b.k.data(), strata::dtype::fp32, 2, 8, 1, 32);
+  const A::tensor v = A::bshd(b.v.data(), strata::dtype::fp32, 2, 8, 1, 32), o = A::bshd(b.o.data(), strata::dtype::fp32, 2, 4, 2, 32);
+  const A::tensor dout = A::bshd(b.dout.data(), strata::dtype::fp32, 2, 4, 2, 32), dq = A::bshd(b.dq.data(), strata::dtype::fp32, 2, 4, 2, 32);
+  const A::tensor dk = A::bshd(b.dk.data(), strata::dtype::fp32, 2, 8, 1, 32), dv = A::bshd(b.dv.data(), strata::dtype::fp32, 2, 8, 1, 32);
   A::options opt{.sinks = b.sinks.data(), .lse = b.lse.data(), .dsinks = b.dsinks.data()};
   A::run<float, 32, 32, host>(b.s, q, k, v, o, opt);  // the log-sum-exp the backward reads
   const std::size_t need = strata::attention_backward_workspace_size<host>(q, k, v, opt);
@@ -77,11 +77,11 @@ void walk_decode() {
   strata::device_buffer<float> kn(256), vn(256);
   const auto lens = strata_test::to_device(b.s, std::vector<int>{4, 6});
   const auto pages = strata_test::to_device(b.s, std::vector<int>{0, 1, 2, 3});
-  const A::tensor q = A::bshd(b.q.data(), A::dtype::fp32, 2, 1, 2, 32), o = A::bshd(b.o.data(), A::dtype::fp32, 2, 1, 2, 32);
-  const A::tensor kc = A::bshd(b.k.data(), A::dtype::fp32, 2, 16, 1, 32), vc = A::bshd(b.v.data(), A::dtype::fp32, 2, 16, 1, 32);
+  const A::tensor q = A::bshd(b.q.data(), strata::dtype::fp32, 2, 1, 2, 32), o = A::bshd(b.o.data(), strata::dtype::fp32, 2, 1, 2, 32);
+  const A::tensor kc = A::bshd(b.k.data(), strata::dtype::fp32, 2, 16, 1, 32), vc = A::bshd(b.v.data(), strata::dtype::fp32, 2, 16, 1, 32);
   A::decode_args dec{.cache_seqlens = lens.data(), .num_splits = 2};
-  dec.k_new = A::bshd(kn.data(), A::dtype::fp32, 2, 1, 1, 32);
-  dec.v_new = A::bshd(vn.data(), A::dtype::fp32, 2, 1, 1, 32);
+  dec.k_new = A::bshd(kn.data(), strata::dtype::fp32, 2, 1, 1, 32);
+  dec.v_new = A::bshd(vn.data(), strata::dtype::fp32, 2, 1, 1, 32);
   const A::options opt{.lse = b.lse.data()};
   const strata::workspace ws{b.ws.data(), strata::attention_decode_workspace_size(q, 32, 2)};
   const std::string AD = "strata::attention_decode";
@@ -90,7 +90,7 @@ void walk_decode() {
                       {"decode.k_new", kn.data()}, {"decode.v_new", vn.data()}, {"options.lse", opt.lse}, {"workspace", ws.data}});
   // A paged cache: 4 pages of 16 rows, two per sequence.
   A::decode_args paged{.cache_seqlens = lens.data(), .paged = {pages.data(), 2, 16, 4}, .num_splits = 1};
-  const A::tensor kp = A::bshd(b.k.data(), A::dtype::fp32, 4, 16, 1, 32), vp = A::bshd(b.v.data(), A::dtype::fp32, 4, 16, 1, 32);
+  const A::tensor kp = A::bshd(b.k.data(), strata::dtype::fp32, 4, 16, 1, 32), vp = A::bshd(b.v.data(), strata::dtype::fp32, 4, 16, 1, 32);
   pointer_walk::walk(AD, [&] { strata::attention_decode<host>(b.s, q, kp, vp, o, paged, opt, {}); },
                      {{"decode.paged.block_table", pages.data()}});
 
@@ -112,8 +112,8 @@ TEST_CASE("attention: the pointer tables of the forward, backward and decode, wa
 
 TEST_CASE("attention: the log-sum-exp probes of issue 30 are refused by name", "[pointer-table][attention]") {
   bufs b;
-  const A::tensor q = A::bshd(b.q.data(), A::dtype::fp32, 1, 64, 2, 32), k = A::bshd(b.k.data(), A::dtype::fp32, 1, 64, 2, 32);
-  const A::tensor v = A::bshd(b.v.data(), A::dtype::fp32, 1, 64, 2, 32), o = A::bshd(b.o.data(), A::dtype::fp32, 1, 64, 2, 32);
+  const A::tensor q = A::bshd(b.q.data(), strata::dtype::fp32, 1, 64, 2, 32), k = A::bshd(b.k.data(), strata::dtype::fp32, 1, 64, 2, 32);
+  const A::tensor v = A::bshd(b.v.data(), strata::dtype::fp32, 1, 64, 2, 32), o = A::bshd(b.o.data(), strata::dtype::fp32, 1, 64, 2, 32);
   const auto refused = [&](float* lse) -> std::string {
     try {
       strata::attention<host>(b.s, q, k, v, o, {.lse = lse});

@@ -13,10 +13,10 @@ TEST_CASE("conv: the pointer tables of the three passes, walked", "[pointer-tabl
   const sc::problem pr{.n = 1, .c = 8, .k = 8, .input = {1, 6, 6}, .filter = {1, 3, 3}, .pad = {0, 1, 1}, .pad_end = {0, 1, 1}};
   strata::device_buffer<float> x(288), w(576), y(288), res(288), bias(8), dx(288), dy(288), dw(576);
   strata::device_buffer<unsigned char> work(1 << 20);
-  const sc::tensor tx{x.data(), sc::dtype::f32}, tw{w.data(), sc::dtype::f32}, ty{y.data(), sc::dtype::f32};
-  const sc::tensor tdx{dx.data(), sc::dtype::f32}, tdy{dy.data(), sc::dtype::f32}, tdw{dw.data(), sc::dtype::f32};
+  const sc::tensor tx{x.data(), strata::dtype::fp32}, tw{w.data(), strata::dtype::fp32}, ty{y.data(), strata::dtype::fp32};
+  const sc::tensor tdx{dx.data(), strata::dtype::fp32}, tdy{dy.data(), strata::dtype::fp32}, tdw{dw.data(), strata::dtype::fp32};
   sc::options o{.beta = 1.f, .bias = bias.data()};
-  o.residual = {res.data(), sc::dtype::f32};
+  o.residual = {res.data(), strata::dtype::fp32};
   pointer_walk::walk("strata::conv", [&] { strata::conv<float>(s, pr, tx, tw, ty, o); },
                      {{"x", x.data()}, {"w", w.data()}, {"y", y.data()}, {"options.residual", res.data()}, {"options.bias", bias.data()}});
   pointer_walk::walk("strata::conv_backward_data", [&] { strata::conv_backward_data<float>(s, pr, tdy, tw, tdx, o); },

@@ -10,7 +10,7 @@
 #include "strata/gemm.hpp"
 
 namespace sg = strata::ops::gemm;
-using sg::dtype;
+using strata::dtype;
 using sg::layout;
 
 TEST_CASE("gemm: the pointer table, walked", "[pointer-table][gemm]") {
@@ -19,10 +19,10 @@ TEST_CASE("gemm: the pointer table, walked", "[pointer-table][gemm]") {
   strata::device_buffer<unsigned char> work(1 << 20);
   const std::string G = "strata::gemm";
   // fp32 with C (beta != 0), a bias and split-K partials in options.work.
-  const sg::matrix a{ba.data(), 16, 256, 256, layout::row_major, dtype::f32};
-  const sg::matrix b{bb.data(), 256, 16, 16, layout::row_major, dtype::f32};
-  const sg::matrix c{bc.data(), 16, 16, 16, layout::row_major, dtype::f32};
-  const sg::matrix d{bd.data(), 16, 16, 16, layout::row_major, dtype::f32};
+  const sg::matrix a{ba.data(), 16, 256, 256, layout::row_major, strata::dtype::fp32};
+  const sg::matrix b{bb.data(), 256, 16, 16, layout::row_major, strata::dtype::fp32};
+  const sg::matrix c{bc.data(), 16, 16, 16, layout::row_major, strata::dtype::fp32};
+  const sg::matrix d{bd.data(), 16, 16, 16, layout::row_major, strata::dtype::fp32};
   sg::options o{.beta = 0.5f, .bias = bias.data(), .split_k = 4};
   o.work = {work.data(), work.size()};
   const auto t = pointer_walk::walk(G, [&] { strata::gemm<float>(s, a, b, c, d, o); },
@@ -30,8 +30,8 @@ TEST_CASE("gemm: the pointer table, walked", "[pointer-table][gemm]") {
                                      {"options.work", o.work.data}});
   CHECK(t.find("options.work")->bytes > 0);
   // fp8 with per-row and per-column scales; C is D exactly.
-  const sg::matrix a8{ba.data(), 16, 32, 32, layout::row_major, dtype::e4m3}, b8{bb.data(), 32, 16, 16, layout::row_major, dtype::e4m3};
-  const sg::matrix d8{bd.data(), 16, 16, 16, layout::row_major, dtype::bf16};
+  const sg::matrix a8{ba.data(), 16, 32, 32, layout::row_major, strata::dtype::e4m3}, b8{bb.data(), 32, 16, 16, layout::row_major, strata::dtype::e4m3};
+  const sg::matrix d8{bd.data(), 16, 16, 16, layout::row_major, strata::dtype::bf16};
   const sg::options o8{.beta = 1.f, .a_scale = scales.data(), .b_scale = scales.data() + 32, .a_scale_per_row = true,
                        .b_scale_per_col = true};
   pointer_walk::walk(G, [&] { strata::gemm<strata::f8_e4m3>(s, a8, b8, d8, d8, o8); },
@@ -43,8 +43,8 @@ TEST_CASE("gemm: the pointer table, walked", "[pointer-table][gemm]") {
 TEST_CASE("gemm: the probes of issue 30 are refused by name", "[pointer-table][gemm]") {
   strata::stream s;
   strata::device_buffer<float> ba(256), bb(256), bd(256), other(256);
-  const sg::matrix a{ba.data(), 8, 8, 8, layout::row_major, dtype::f32}, b{bb.data(), 8, 8, 8, layout::row_major, dtype::f32};
-  const sg::matrix d{bd.data(), 8, 8, 8, layout::row_major, dtype::f32};
+  const sg::matrix a{ba.data(), 8, 8, 8, layout::row_major, strata::dtype::fp32}, b{bb.data(), 8, 8, 8, layout::row_major, strata::dtype::fp32};
+  const sg::matrix d{bd.data(), 8, 8, 8, layout::row_major, strata::dtype::fp32};
   const auto refuse = [&](const sg::matrix& aa, const sg::matrix& bb_, const sg::matrix& dd, const sg::options& o,
                           const char* arg) -> std::string {
     try {
@@ -62,8 +62,8 @@ TEST_CASE("gemm: the probes of issue 30 are refused by name", "[pointer-table][g
   CHECK_THAT(refuse(a, b, d, {.bias = reinterpret_cast<const float*>(reinterpret_cast<const char*>(other.data()) + 2)}, "options.bias"),
              Catch::Equals("strata::gemm: argument 'options.bias' is not aligned to a float (4 bytes)"));
   // The fp8 scales over D.
-  const sg::matrix a8{ba.data(), 8, 8, 8, layout::row_major, dtype::e4m3}, b8{bb.data(), 8, 8, 8, layout::row_major, dtype::e4m3};
-  const sg::matrix d8{bd.data(), 8, 8, 8, layout::row_major, dtype::bf16};
+  const sg::matrix a8{ba.data(), 8, 8, 8, layout::row_major, strata::dtype::e4m3}, b8{bb.data(), 8, 8, 8, layout::row_major, strata::dtype::e4m3};
+  const sg::matrix d8{bd.data(), 8, 8, 8, layout::row_major, strata::dtype::bf16};
   CHECK_THAT(refuse(a8, b8, d8, {.a_scale = bd.data() + 4}, "options.a_scale"),
              Catch::Equals("strata::gemm: argument 'options.a_scale' overlaps d (it is read while d is written)"));
   CHECK_THAT(refuse(a8, b8, d8, {.b_scale = bd.data() + 24, .b_scale_per_col = true}, "options.b_scale"),

@@ -18,7 +18,7 @@
 // reaches (host memory for the emulator, CUDA / HIP memory for those backends): a static_assert says
 // so in words otherwise. to_matrix(v) describes a rank-2 view for the run-time-typed host entries
 // (strata::gemm): it needs one unit stride (LayoutRight: row-major, LayoutLeft: column-major,
-// LayoutStride with either) and a dtype Strata knows (float, f16, bf16, int8, int32); anything else is
+// LayoutStride with either) and a dtype Strata knows (float, f16, bf16, int8_t, int32_t); anything else is
 // strata::invalid_argument naming the argument.
 //
 // Execution spaces. stream_of(exec) is a strata::stream that runs in order with exec's work:
@@ -91,13 +91,13 @@ constexpr bool known_dtype() {
 }
 
 template <class T>
-constexpr ops::gemm::dtype dtype_of() {
+constexpr strata::dtype dtype_of() {
   using U = std::remove_cv_t<T>;
-  if constexpr (std::is_same_v<U, float>) return ops::gemm::dtype::f32;
-  else if constexpr (std::is_same_v<U, f16>) return ops::gemm::dtype::f16;
-  else if constexpr (std::is_same_v<U, bf16>) return ops::gemm::dtype::bf16;
-  else if constexpr (std::is_same_v<U, std::int8_t>) return ops::gemm::dtype::i8;
-  else return ops::gemm::dtype::i32;
+  if constexpr (std::is_same_v<U, float>) return strata::dtype::fp32;
+  else if constexpr (std::is_same_v<U, f16>) return strata::dtype::fp16;
+  else if constexpr (std::is_same_v<U, bf16>) return strata::dtype::bf16;
+  else if constexpr (std::is_same_v<U, std::int8_t>) return strata::dtype::int8;
+  else return strata::dtype::int32;
 }
 
 }  // namespace detail

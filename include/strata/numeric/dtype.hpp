@@ -26,10 +26,21 @@
 namespace strata {
 
 /// An element type chosen at run time. tf32 is fp32 storage whose products run on TF32 tensor cores.
-enum class dtype { fp32, tf32, fp16, bf16, int8, int32, int4, e4m3, e5m2 };
+///
+/// f32, f16, i8 and i32 are the spellings of the GEMM's and convolution's former enum
+/// (strata::ops::gemm::dtype, now a deprecated alias of this one): deprecated enumerators with the
+/// same values, kept for one release so old code compiles with a warning (docs/api.md).
+enum class dtype {
+  fp32, tf32, fp16, bf16, int8, int32, int4, e4m3, e5m2,
+  f32 [[deprecated("use strata::dtype::fp32")]] = fp32,
+  f16 [[deprecated("use strata::dtype::fp16")]] = fp16,
+  i8 [[deprecated("use strata::dtype::int8")]] = int8,
+  i32 [[deprecated("use strata::dtype::int32")]] = int32,
+};
 
-/// The canonical name of a dtype (the first spelling of each in the table below).
-constexpr std::string_view to_string(dtype t) {
+/// The canonical name of a dtype (the first spelling of each in the table below). A C string, as
+/// every to_string of the library, so messages can append it to a std::string.
+constexpr const char* to_string(dtype t) {
   switch (t) {
     case dtype::fp32: return "fp32";
     case dtype::tf32: return "tf32";

@@ -54,6 +54,10 @@ inline void check_tensor(const std::string& op, const char* name, const tensor& 
   if (t.batch < 0 || t.seqlen < 0 || t.heads <= 0 || t.dim <= 0)
     throw invalid_argument(op, name, "has a negative extent or no heads / dim (batch " + num(t.batch) + ", seqlen " +
                                          num(t.seqlen) + ", heads " + num(t.heads) + ", dim " + num(t.dim) + ")");
+  // strata::dtype names more types than attention has kernels for; say so before sizes are asked.
+  if (!takes(t.type))
+    throw invalid_argument(op, name, std::string("has dtype ") + to_string(t.type) +
+                                         "; attention takes fp16, bf16 or fp32 (and e4m3 inputs to the forward)");
   // The pointer (null, 16-byte alignment, overlaps) is the pointer table's: forward_pointers.
   const long long e = element_bytes(t.type);
   for (long long st : {t.batch_stride, t.row_stride, t.head_stride})
@@ -64,26 +68,26 @@ inline void check_tensor(const std::string& op, const char* name, const tensor& 
 
 /// The element types of the backward and decode (fp8 is forward only: validate_not_fp8).
 template <class F>
-void with_dtype(dtype t, F&& f) {
+void with_dtype(strata::dtype t, F&& f) {
   switch (t) {
-    case dtype::fp16: f(f16{}); return;
-    case dtype::bf16: f(bf16{}); return;
-    case dtype::fp32: f(float{}); return;
-    case dtype::e4m3: return;
+    case strata::dtype::fp16: f(f16{}); return;
+    case strata::dtype::bf16: f(bf16{}); return;
+    case strata::dtype::fp32: f(float{}); return;
+    default: return;  // e4m3 (the forward's own path) and the types check_tensor refuses
   }
 }
 /// The forward's: those and fp8 e4m3.
 template <class F>
-void with_forward_dtype(dtype t, F&& f) {
-  if (t == dtype::e4m3) return f(f8_e4m3{});
+void with_forward_dtype(strata::dtype t, F&& f) {
+  if (t == strata::dtype::e4m3) return f(f8_e4m3{});
   with_dtype(t, f);
 }
 template <class Elem>
-constexpr dtype dtype_of() {
-  if constexpr (std::is_same_v<Elem, float>) return dtype::fp32;
-  else if constexpr (std::is_same_v<Elem, bf16>) return dtype::bf16;
-  else if constexpr (std::is_same_v<Elem, f8_e4m3>) return dtype::e4m3;
-  else return dtype::fp16;
+constexpr strata::dtype dtype_of() {
+  if constexpr (std::is_same_v<Elem, float>) return strata::dtype::fp32;
+  else if constexpr (std::is_same_v<Elem, bf16>) return strata::dtype::bf16;
+  else if constexpr (std::is_same_v<Elem, f8_e4m3>) return strata::dtype::e4m3;
+  else return strata::dtype::fp16;
 }
 template <class Elem>
 std::string type_words() {
@@ -93,7 +97,7 @@ std::string type_words() {
 }
 /// The entries without an fp8 path (the backward, decode) say so instead of reading bytes as fp16.
 inline void validate_not_fp8(const std::string& op, const tensor& q) {
-  if (q.type == dtype::e4m3)
+  if (q.type == strata::dtype::e4m3)
     throw invalid_argument(op, "q", "has dtype e4m3: fp8 attention is forward only (strata::attention); "
                                     "dequantize to bf16 for this entry");
 }
@@ -215,14 +219,14 @@ inline void validate(const std::string& op, const tensor& q, const tensor& k, co
   check_tensor(op, "o", o);
   if (k.type != q.type) throw invalid_argument(op, "k", std::string("has dtype ") + to_string(k.type) + " but q has " + to_string(q.type));
   if (v.type != q.type) throw invalid_argument(op, "v", std::string("has dtype ") + to_string(v.type) + " but q has " + to_string(q.type));
-  const dtype o_want = q.type == dtype::e4m3 ? dtype::bf16 : q.type;  // fp8 writes bf16 (config.hpp, out_elem)
+  const strata::dtype o_want = q.type == strata::dtype::e4m3 ? strata::dtype::bf16 : q.type;  // fp8 writes bf16 (config.hpp, out_elem)
   if (o.type != o_want)
     throw invalid_argument(op, "o", std::string("has dtype ") + to_string(o.type) + " but q's " + to_string(q.type) +
                                         " needs " + to_string(o_want));
   for (auto [name, x] : {std::pair{"options.q_descale", opt.q_descale}, std::pair{"options.k_descale", opt.k_descale},
                          std::pair{"options.v_descale", opt.v_descale}}) {
     if (!(std::isfinite(x) && x > 0.f)) throw invalid_argument(op, name, "must be positive and finite, is " + std::to_string(x));
-    if (q.type != dtype::e4m3 && x != 1.f)
+    if (q.type != strata::dtype::e4m3 && x != 1.f)
       throw invalid_argument(op, name, std::string("applies to fp8 (e4m3) inputs only; q has dtype ") + to_string(q.type));
   }
   if (k.dim != q.dim) throw invalid_argument(op, "k", "has head dim " + num(k.dim) + " but q has " + num(q.dim));
@@ -268,7 +272,7 @@ inline forward_params base_params(const tensor& q, const tensor& k, const tensor
   p.cu_q = opt.cu_seqlens_q, p.cu_k = opt.cu_seqlens_k, p.used_q = opt.seqused_q, p.used_k = opt.seqused_k;
   p.scale = std::isnan(opt.scale) ? 1.f / std::sqrt(static_cast<float>(q.dim)) : opt.scale;
   p.o_scale = 1.f;
-  if (q.type == dtype::e4m3) p.scale *= opt.q_descale * opt.k_descale, p.o_scale = opt.v_descale;
+  if (q.type == strata::dtype::e4m3) p.scale *= opt.q_descale * opt.k_descale, p.o_scale = opt.v_descale;
   p.softcap = opt.softcap, p.alibi = opt.alibi_slopes, p.sinks = opt.sinks;
   p.window_left = opt.window_left, p.window_right = opt.window_right;
   if (opt.causal) p.window_right = 0;  // causal is a window with no keys to the right of the diagonal
@@ -364,7 +368,7 @@ void run(stream& s, const tensor& q, const tensor& k, const tensor& v, const ten
          const ScoreMod& score_mod = {}, const MaskMod& mask_mod = {}) {
   const std::string op = "strata::attention";
   detail::validate(op, q, k, v, o, opt, false);
-  const dtype want = detail::dtype_of<Elem>();
+  const strata::dtype want = detail::dtype_of<Elem>();
   if (q.type != want) throw invalid_argument(op, "q", std::string("has dtype ") + to_string(q.type) + " but this entry is " + to_string(want));
   if (q.dim != D || v.dim != Dv) throw invalid_argument(op, "q", "head dims do not match this entry's " + detail::num(D) + "/" + detail::num(Dv));
   detail::launch_forward<Elem, D, Dv, Target>(s, op, detail::base_params(q, k, v, o, opt), score_mod, mask_mod,
@@ -515,7 +519,7 @@ namespace strata::attn::detail {
 
 /// Key tile of the backward of (target, head dims), resolved at run time from the dispatch table.
 template <class Target>
-int backward_tile(dtype t, int d, int dv) {
+int backward_tile(strata::dtype t, int d, int dv) {
   int bn = 0;
   with_dtype(t, [&](auto e) {
     with_dims(d, dv, [&](auto dd, auto vv) {
@@ -660,7 +664,7 @@ void run_backward(stream& s, const tensor& q, const tensor& k, const tensor& v, 
                   const ScoreMod& score_mod = {}, const MaskMod& mask_mod = {}) {
   const std::string op = "strata::attention_backward";
   const detail::backward_params bp = detail::prepare_backward<Target>(op, q, k, v, o, dout, dq, dk, dv, opt, ws);
-  const dtype want = detail::dtype_of<Elem>();
+  const strata::dtype want = detail::dtype_of<Elem>();
   if (q.type != want) throw invalid_argument(op, "q", std::string("has dtype ") + to_string(q.type) + " but this entry is " + to_string(want));
   if (q.dim != D || v.dim != Dv) throw invalid_argument(op, "q", "head dims do not match this entry's " + detail::num(D) + "/" + detail::num(Dv));
   detail::launch_backward<Elem, D, Dv, Target>(s, op, bp, score_mod, mask_mod,

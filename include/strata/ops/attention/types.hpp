@@ -4,8 +4,8 @@
 // Tensors are runtime-typed descriptors (pointer + element type + extents + strides in elements),
 // because one host entry serves fp16, bf16 and fp32 and both BSHD and BHSD layouts:
 //
-//   auto q = attn::bshd(q_ptr, dtype::bf16, batch, seqlen_q, heads, dim);   // (B, S, H, D)
-//   auto k = attn::bhsd(k_ptr, dtype::bf16, batch, seqlen_k, heads_k, dim); // (B, H, S, D)
+//   auto q = attn::bshd(q_ptr, strata::dtype::bf16, batch, seqlen_q, heads, dim);    // (B, S, H, D)
+//   auto k = attn::bhsd(k_ptr, strata::dtype::bf16, batch, seqlen_k, heads_k, dim);  // (B, H, S, D)
 //
 // Variable-length (packed) batches: with options.cu_seqlens_q / cu_seqlens_k set, sequence b's rows
 // are cu_seqlens[b] .. cu_seqlens[b+1]-1 of a packed (total, H, D) tensor; the descriptor's `batch` is
@@ -19,38 +19,40 @@
 #include <limits>
 
 #include "strata/config/config.hpp"
+#include "strata/numeric/dtype.hpp"
 
 namespace strata::attn {
 
-/// e4m3: OCP fp8 (strata::f8_e4m3) Q, K and V with per-tensor descale factors (options), forward
-/// only, O in bf16.
-enum class dtype { fp16, bf16, fp32, e4m3 };
+/// Element types are strata::dtype (strata/numeric/dtype.hpp), the one enum every entry takes.
+/// Attention takes fp16, bf16 and fp32, and e4m3 (OCP fp8, strata::f8_e4m3) Q, K and V with
+/// per-tensor descale factors (options), forward only, O in bf16. This namespace's own enum had the
+/// same spellings; `dtype` stays one release as a deprecated alias (docs/api.md).
+using dtype [[deprecated("use strata::dtype; see docs/api.md")]] = strata::dtype;
+using strata::to_string;  // was this namespace's to_string(dtype); same names
 
-inline const char* to_string(dtype t) {
-  switch (t) {
-    case dtype::fp16: return "fp16";
-    case dtype::bf16: return "bf16";
-    case dtype::fp32: return "fp32";
-    case dtype::e4m3: return "e4m3";
-  }
-  return "?";
+/// Whether attention takes element type t at all (the entries say which entry takes which).
+inline bool takes(strata::dtype t) {
+  return t == strata::dtype::fp16 || t == strata::dtype::bf16 || t == strata::dtype::fp32 || t == strata::dtype::e4m3;
 }
-inline int element_bytes(dtype t) { return t == dtype::fp32 ? 4 : t == dtype::e4m3 ? 1 : 2; }
+/// Bytes per element of the dtypes attention takes (0 for the others, which check_tensor refuses).
+inline int element_bytes(strata::dtype t) {
+  return t == strata::dtype::fp32 ? 4 : t == strata::dtype::e4m3 ? 1 : t == strata::dtype::fp16 || t == strata::dtype::bf16 ? 2 : 0;
+}
 
 /// A (batch, seqlen, heads, dim) tensor; strides in elements (the dim stride is 1).
 struct tensor {
   void* data = nullptr;
-  dtype type = dtype::fp16;
+  strata::dtype type = strata::dtype::fp16;
   int batch = 0, seqlen = 0, heads = 0, dim = 0;
   long long batch_stride = 0, row_stride = 0, head_stride = 0;
 };
 
 /// Dense (B, S, H, D): the layout FlashAttention takes.
-inline tensor bshd(const void* p, dtype t, int b, int s, int h, int d) {
+inline tensor bshd(const void* p, strata::dtype t, int b, int s, int h, int d) {
   return {const_cast<void*>(p), t, b, s, h, d, static_cast<long long>(s) * h * d, static_cast<long long>(h) * d, d};
 }
 /// Dense (B, H, S, D): the layout of PyTorch's scaled_dot_product_attention.
-inline tensor bhsd(const void* p, dtype t, int b, int s, int h, int d) {
+inline tensor bhsd(const void* p, strata::dtype t, int b, int s, int h, int d) {
   return {const_cast<void*>(p), t, b, s, h, d, static_cast<long long>(s) * h * d, d, static_cast<long long>(s) * d};
 }
 
@@ -81,7 +83,7 @@ struct options {
   unsigned long long seed = 0, offset = 0;  // dropout: Philox key and counter offset (philox.hpp); the
                                             // backward must get the forward's values
   float* dsinks = nullptr;                  // backward only: gradient of the sinks, fp32 (heads), overwritten
-  // fp8 (dtype::e4m3) only: the stored tensors are the real ones divided by these (per-tensor scaling,
+  // fp8 (strata::dtype::e4m3) only: the stored tensors are the real ones divided by these (per-tensor scaling,
   // as FlashAttention-3 takes them): S = (q_descale * k_descale) * Qs Ks^T, O = v_descale * P Vs.
   float q_descale = 1.f, k_descale = 1.f, v_descale = 1.f;
 };

@@ -8,7 +8,7 @@
 //   namespace sc = strata::ops::conv;
 //   sc::problem pr{.n = 8, .c = 64, .k = 64, .input = {1, 56, 56}, .filter = {1, 3, 3},
 //                  .pad = {0, 1, 1}, .pad_end = {0, 1, 1}};
-//   strata::conv(stream, pr, {x, sc::dtype::f16}, {w, sc::dtype::f16}, {y, sc::dtype::f16},
+//   strata::conv(stream, pr, {x, strata::dtype::fp16}, {w, strata::dtype::fp16}, {y, strata::dtype::fp16},
 //                {.bias = bias, .act = sc::activation::relu});
 //
 // Tensors are {pointer, dtype, strides}; strides {} mean packed channels-last for the tensor's shape
@@ -24,9 +24,9 @@
 //                                 element-wise gathers otherwise
 //   wgrad split-K                 options.split_k, or the GEMM heuristic when options.work is given
 //
-// Data types (input -> output, accumulation): f32 -> f32 (f32; tf32 multiplies with options.tf32 on
-// CUDA); f16 -> f16 | f32 and bf16 -> bf16 | f32 (f32); i8 -> i32 | i8 (i32; an i8 output is
-// alpha * acc + ..., rounded and saturated: the requantizing convolution).
+// Data types (strata::dtype, input -> output, accumulation): fp32 -> fp32 (fp32; tf32 multiplies with
+// options.tf32 on CUDA); fp16 -> fp16 | fp32 and bf16 -> bf16 | fp32 (fp32); int8 -> int32 | int8
+// (int32; an int8 output is alpha * acc + ..., rounded and saturated: the requantizing convolution).
 #pragma once
 
 #include <algorithm>
@@ -49,12 +49,14 @@
 
 namespace strata::ops::conv {
 
-using dtype = gemm::dtype;
+/// Element types are strata::dtype, as in every entry; `dtype` here (the GEMM's former enum) stays one
+/// release as a deprecated alias (docs/api.md, "Migrating from the per-operator enums").
+using dtype [[deprecated("use strata::dtype (fp32, fp16, bf16, int8, int32); see docs/api.md")]] = strata::dtype;
 
 /// A tensor in device memory. `layout` all zero: packed channels-last for its shape.
 struct tensor {
   const void* data = nullptr;
-  dtype type = dtype::f32;
+  strata::dtype type = strata::dtype::fp32;
   strides layout{};
 };
 
@@ -176,11 +178,11 @@ inline strides strides_of(const tensor& t, spatial e, int channels) {
 
 /// Checks one activation tensor: dtype, non-negative strides; an output also needs strides that give
 /// every element its own address. (Its pointer is the pointer table's: pointer_table_of.)
-inline void check_activation(const char* op, const tensor& t, const char* name, dtype want, spatial e, int n,
+inline void check_activation(const char* op, const tensor& t, const char* name, strata::dtype want, spatial e, int n,
                              int channels, bool output) {
   const std::string nm = name;
   if (t.type != want)
-    bad(op, nm, std::string("has dtype ") + gemm::to_string(t.type) + ", expected " + gemm::to_string(want));
+    bad(op, nm, std::string("has dtype ") + to_string(t.type) + ", expected " + to_string(want));
   const strides s = strides_of(t, e, channels);
   const std::array<std::pair<long long, long long>, 5> dims_ = {
       {{s.n, n}, {s.d, e.d}, {s.h, e.h}, {s.w, e.w}, {s.c, channels}}};
@@ -389,15 +391,19 @@ void check_arguments(const roles& r, const problem& pr, const tensor& a, const t
   check_problem(op, pr);
   const spatial oe = output_extent(pr);
   // The extents of each role: fprop (x in, w, y out), dgrad (dy out, w, dx in), wgrad (x in, dy out, dw).
-  const auto check_filter = [&](const tensor& w, const char* name, dtype want, bool output) {
-    if (w.type != want) bad(op, name, std::string("has dtype ") + gemm::to_string(w.type) + ", expected " + gemm::to_string(want));
+  const auto check_filter = [&](const tensor& w, const char* name, strata::dtype want, bool output) {
+    if (w.type != want) bad(op, name, std::string("has dtype ") + to_string(w.type) + ", expected " + to_string(want));
     if (!(w.layout == strides{}))
       bad(op, std::string(name) + ".layout", "must be empty: filters are packed K x T x R x S x C/groups (KRSC)");
     (void)output;
   };
-  const dtype in_type = a.type;
-  if (in_type == dtype::i32 || in_type == dtype::e4m3 || in_type == dtype::e5m2)
-    bad(op, r.a, std::string("has dtype ") + gemm::to_string(in_type) + "; convolutions take f32, f16, bf16 or i8 inputs");
+  const strata::dtype in_type = a.type;
+  // tf32 is fp32 storage: the convolution spells TF32 products as fp32 data plus options.tf32 (as the GEMM).
+  for (const auto& [t, name] : {std::pair{&a, r.a}, std::pair{&b, r.b}, std::pair{&d, r.d}})
+    if (t->type == strata::dtype::tf32)
+      bad(op, name, "has dtype tf32: describe the fp32 data as strata::dtype::fp32 and set options.tf32 = true for TF32 products");
+  if (in_type != strata::dtype::fp32 && in_type != strata::dtype::fp16 && in_type != strata::dtype::bf16 && in_type != strata::dtype::int8)
+    bad(op, r.a, std::string("has dtype ") + to_string(in_type) + "; convolutions take fp32, fp16, bf16 or int8 inputs");
   if constexpr (Kind == kind::fprop) {
     check_activation(op, a, r.a, in_type, pr.input, pr.n, pr.c, false);
     check_filter(b, r.b, in_type, false);
@@ -412,13 +418,13 @@ void check_arguments(const roles& r, const problem& pr, const tensor& a, const t
     check_filter(d, r.d, d.type, true);
   }
   // Output dtype per input dtype.
-  const dtype out = d.type;
-  const bool ok = (in_type == dtype::f32 && out == dtype::f32) ||
-                  ((in_type == dtype::f16 || in_type == dtype::bf16) && (out == in_type || out == dtype::f32)) ||
-                  (in_type == dtype::i8 && (out == dtype::i32 || out == dtype::i8));
+  const strata::dtype out = d.type;
+  const bool ok = (in_type == strata::dtype::fp32 && out == strata::dtype::fp32) ||
+                  ((in_type == strata::dtype::fp16 || in_type == strata::dtype::bf16) && (out == in_type || out == strata::dtype::fp32)) ||
+                  (in_type == strata::dtype::int8 && (out == strata::dtype::int32 || out == strata::dtype::int8));
   if (!ok)
-    bad(op, r.d, std::string("dtype combination ") + gemm::to_string(in_type) + " -> " + gemm::to_string(out) +
-                     " is not supported (f32 -> f32, f16 -> f16|f32, bf16 -> bf16|f32, i8 -> i32|i8; docs/conv.md)");
+    bad(op, r.d, std::string("dtype combination ") + to_string(in_type) + " -> " + to_string(out) +
+                     " is not supported (fp32 -> fp32, fp16 -> fp16|fp32, bf16 -> bf16|fp32, int8 -> int32|int8; docs/conv.md)");
   // Epilogue operands.
   const spatial de = Kind == kind::fprop ? oe : pr.input;
   const int dc = Kind == kind::fprop ? pr.k : pr.c;
@@ -444,17 +450,17 @@ inline constexpr bool supported_pair =
 /// The kernels of the dtype combination the tensors have (after check_arguments).
 template <kind Kind>
 void run_any(stream& s, const roles& r, const problem& pr, const tensor& a, const tensor& b, const tensor& d, const options& o) {
-  const dtype out = d.type;
+  const strata::dtype out = d.type;
   switch (a.type) {
-    case dtype::f32: return run<Kind, float, float>(s, r, pr, a, b, d, o);
-    case dtype::f16:
-      if (out == dtype::f16) return run<Kind, f16, f16>(s, r, pr, a, b, d, o);
+    case strata::dtype::fp32: return run<Kind, float, float>(s, r, pr, a, b, d, o);
+    case strata::dtype::fp16:
+      if (out == strata::dtype::fp16) return run<Kind, f16, f16>(s, r, pr, a, b, d, o);
       return run<Kind, f16, float>(s, r, pr, a, b, d, o);
-    case dtype::bf16:
-      if (out == dtype::bf16) return run<Kind, bf16, bf16>(s, r, pr, a, b, d, o);
+    case strata::dtype::bf16:
+      if (out == strata::dtype::bf16) return run<Kind, bf16, bf16>(s, r, pr, a, b, d, o);
       return run<Kind, bf16, float>(s, r, pr, a, b, d, o);
-    case dtype::i8:
-      if (out == dtype::i8) return run<Kind, std::int8_t, std::int8_t>(s, r, pr, a, b, d, o);
+    case strata::dtype::int8:
+      if (out == strata::dtype::int8) return run<Kind, std::int8_t, std::int8_t>(s, r, pr, a, b, d, o);
       return run<Kind, std::int8_t, std::int32_t>(s, r, pr, a, b, d, o);
     default: break;
   }
@@ -471,10 +477,10 @@ void entry(stream& s, const roles& r, const problem& pr, const tensor& a, const 
     static_assert(supported_pair<TA, TD>, "strata::conv<TA, TD>: the pairs are float -> float; f16 -> f16 or float; "
                                           "bf16 -> bf16 or float; int8_t -> int32_t or int8_t");
     using gemm::detail::dtype_of;
-    const std::string typed = std::string("this call is ") + r.op + "<" + gemm::to_string(dtype_of<TA>) + ", " +
-                              gemm::to_string(dtype_of<TD>) + ">";
-    if (a.type != dtype_of<TA>) bad(r.op, r.a, std::string("has dtype ") + gemm::to_string(a.type) + ", but " + typed);
-    if (d.type != dtype_of<TD>) bad(r.op, r.d, std::string("has dtype ") + gemm::to_string(d.type) + ", but " + typed);
+    using gemm::detail::type_name;
+    const std::string typed = std::string("this call is ") + r.op + "<" + type_name<TA> + ", " + type_name<TD> + ">";
+    if (a.type != dtype_of<TA>) bad(r.op, r.a, std::string("has dtype ") + to_string(a.type) + ", but " + typed);
+    if (d.type != dtype_of<TD>) bad(r.op, r.d, std::string("has dtype ") + to_string(d.type) + ", but " + typed);
     run<Kind, TA, TD>(s, r, pr, a, b, d, o);
   }
 }

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/ops/gemm/gemm.hpp -- the host entry: strata::gemm(stream, a, b, c, d, options).
 //
-//   strata::ops::gemm::matrix a{a_ptr, M, K, lda, layout::row_major, dtype::bf16};
-//   strata::ops::gemm::matrix b{b_ptr, K, N, ldb, layout::col_major, dtype::bf16};
-//   strata::ops::gemm::matrix d{d_ptr, M, N, ldd, layout::row_major, dtype::bf16};
+//   strata::ops::gemm::matrix a{a_ptr, M, K, lda, layout::row_major, strata::dtype::bf16};
+//   strata::ops::gemm::matrix b{b_ptr, K, N, ldb, layout::col_major, strata::dtype::bf16};
+//   strata::ops::gemm::matrix d{d_ptr, M, N, ldd, layout::row_major, strata::dtype::bf16};
 //   strata::gemm(stream, a, b, d /* C: may alias D */, d, {.alpha = 1.f, .beta = 0.f});
 //   strata::gemm<strata::bf16>(stream, a, b, d, d);   // typed: compiles the bf16 -> bf16 kernels only
 //
@@ -58,6 +58,7 @@
 #include "strata/ops/gemm/grouped.hpp"
 #include "strata/ops/gemm/kernel.hpp"
 #include "strata/ops/gemm/stream_k.hpp"
+#include "strata/numeric/dtype.hpp"
 #include "strata/runtime/error.hpp"
 #include "strata/runtime/pointer_table.hpp"
 #include "strata/runtime/runtime.hpp"
@@ -69,24 +70,19 @@
 
 namespace strata::ops::gemm {
 
-enum class dtype { f32, f16, bf16, i8, i32, e4m3, e5m2 };
+/// Element types are strata::dtype (strata/numeric/dtype.hpp), the one enum every entry takes.
+/// This namespace's own enum (spellings f32, f16, i8, i32) is gone: `dtype` stays one release as a
+/// deprecated alias, and the old spellings as deprecated enumerators of strata::dtype, so old code
+/// compiles with a warning naming the new spelling (docs/api.md, "Migrating from the per-operator enums").
+using dtype [[deprecated("use strata::dtype (fp32, fp16, bf16, int8, int32, e4m3, e5m2); see docs/api.md")]] = strata::dtype;
+using strata::to_string;  // was this namespace's to_string(dtype); the names are now strata's ("fp16", not "f16")
 
-inline const char* to_string(dtype t) {
+/// Bytes per element of the dtypes the GEMM takes (tf32 is fp32 storage; int4 is not taken, and the
+/// entry rejects it before any size is asked for).
+inline std::size_t size_of(strata::dtype t) {
   switch (t) {
-    case dtype::f32: return "f32";
-    case dtype::f16: return "f16";
-    case dtype::bf16: return "bf16";
-    case dtype::i8: return "i8";
-    case dtype::i32: return "i32";
-    case dtype::e4m3: return "e4m3";
-    case dtype::e5m2: return "e5m2";
-  }
-  return "?";
-}
-inline std::size_t size_of(dtype t) {
-  switch (t) {
-    case dtype::f32: case dtype::i32: return 4;
-    case dtype::f16: case dtype::bf16: return 2;
+    case strata::dtype::fp32: case strata::dtype::tf32: case strata::dtype::int32: return 4;
+    case strata::dtype::fp16: case strata::dtype::bf16: return 2;
     default: return 1;
   }
 }
@@ -97,7 +93,7 @@ struct matrix {
   int rows = 0, cols = 0;
   long long ld = 0;
   layout order = layout::row_major;
-  dtype type = dtype::f32;
+  strata::dtype type = strata::dtype::fp32;
   long long batch_stride = 0;  // elements between batch entries
 };
 
@@ -434,7 +430,7 @@ inline int device_units() {
 #endif
 }
 
-inline bool fp8(dtype t) { return t == dtype::e4m3 || t == dtype::e5m2; }
+inline bool fp8(strata::dtype t) { return t == strata::dtype::e4m3 || t == strata::dtype::e5m2; }
 
 /// fp8 inputs on a build whose target has no fp8 matrix units: an error, never a slow path.
 [[noreturn]] inline void fp8_unsupported(const std::string& combo) {
@@ -473,6 +469,11 @@ inline void check_arguments(const matrix& a, const matrix& b, const matrix& c, c
   check_matrix(b, "b", k, n, o.batch);
   check_matrix(d, "d", m, n, o.batch);
   if (o.beta != 0.f) check_matrix(c, "c", m, n, o.batch);
+  // tf32 names fp32 storage multiplied on TF32 tensor cores; the GEMM spells that as fp32 data plus
+  // options.tf32, so the descriptors keep saying what the bytes are.
+  for (const auto& [x, name] : {std::pair{&a, "a"}, std::pair{&b, "b"}, std::pair{&c, "c"}, std::pair{&d, "d"}})
+    if (x->type == strata::dtype::tf32 && (x != &c || o.beta != 0.f))
+      bad(name, "has dtype tf32: describe the fp32 data as strata::dtype::fp32 and set options.tf32 = true for TF32 products");
   if (b.type != a.type) bad("b", std::string("has dtype ") + to_string(b.type) + ", A has " + to_string(a.type) + " (A and B must match)");
   if (o.beta != 0.f && c.type != d.type) bad("c", std::string("has dtype ") + to_string(c.type) + ", D has " + to_string(d.type) + " (C and D must match)");
   if (o.split_k < 0) bad("options.split_k", "must be 0 (automatic) or positive");
@@ -487,13 +488,21 @@ inline void check_arguments(const matrix& a, const matrix& b, const matrix& c, c
 inline std::string combo_of(const matrix& a, const matrix& d) { return std::string(to_string(a.type)) + " -> " + to_string(d.type); }
 
 /// The input / output element types the entry runs, and their dtype tags.
-template <class T> inline constexpr dtype dtype_of = dtype::f32;
-template <> inline constexpr dtype dtype_of<f16> = dtype::f16;
-template <> inline constexpr dtype dtype_of<bf16> = dtype::bf16;
-template <> inline constexpr dtype dtype_of<std::int8_t> = dtype::i8;
-template <> inline constexpr dtype dtype_of<std::int32_t> = dtype::i32;
-template <> inline constexpr dtype dtype_of<f8_e4m3> = dtype::e4m3;
-template <> inline constexpr dtype dtype_of<f8_e5m2> = dtype::e5m2;
+template <class T> inline constexpr strata::dtype dtype_of = strata::dtype::fp32;
+template <> inline constexpr strata::dtype dtype_of<f16> = strata::dtype::fp16;
+template <> inline constexpr strata::dtype dtype_of<bf16> = strata::dtype::bf16;
+template <> inline constexpr strata::dtype dtype_of<std::int8_t> = strata::dtype::int8;
+template <> inline constexpr strata::dtype dtype_of<std::int32_t> = strata::dtype::int32;
+template <> inline constexpr strata::dtype dtype_of<f8_e4m3> = strata::dtype::e4m3;
+template <> inline constexpr strata::dtype dtype_of<f8_e5m2> = strata::dtype::e5m2;
+/// The C++ element type as a typed call spells it (strata::gemm<f16, float>), for its messages.
+template <class T> inline constexpr const char* type_name = "float";
+template <> inline constexpr const char* type_name<f16> = "f16";
+template <> inline constexpr const char* type_name<bf16> = "bf16";
+template <> inline constexpr const char* type_name<std::int8_t> = "std::int8_t";
+template <> inline constexpr const char* type_name<std::int32_t> = "std::int32_t";
+template <> inline constexpr const char* type_name<f8_e4m3> = "f8_e4m3";
+template <> inline constexpr const char* type_name<f8_e5m2> = "f8_e5m2";
 template <class TA, class TD>
 inline constexpr bool supported_pair =
     (std::is_same_v<TA, float> && std::is_same_v<TD, float>) ||
@@ -512,27 +521,29 @@ template <class P>
 void run_on(stream& s, const matrix& a, const matrix& b, const matrix& c, const matrix& d, const options& o) {
   check_arguments(a, b, c, d, o);
   switch (a.type) {
-    case dtype::f32:
-      if (d.type == dtype::f32) return run_pair<P, float, float>(s, a, b, c, d, o);
+    case strata::dtype::fp32:
+      if (d.type == strata::dtype::fp32) return run_pair<P, float, float>(s, a, b, c, d, o);
       break;
-    case dtype::f16:
-    case dtype::bf16: {
-      const bool h = a.type == dtype::f16;
-      if (d.type == dtype::f32) return h ? run_pair<P, f16, float>(s, a, b, c, d, o) : run_pair<P, bf16, float>(s, a, b, c, d, o);
-      if (d.type == dtype::f16) return h ? run_pair<P, f16, f16>(s, a, b, c, d, o) : run_pair<P, bf16, f16>(s, a, b, c, d, o);
-      if (d.type == dtype::bf16) return h ? run_pair<P, f16, bf16>(s, a, b, c, d, o) : run_pair<P, bf16, bf16>(s, a, b, c, d, o);
+    case strata::dtype::fp16:
+    case strata::dtype::bf16: {
+      const bool h = a.type == strata::dtype::fp16;
+      if (d.type == strata::dtype::fp32) return h ? run_pair<P, f16, float>(s, a, b, c, d, o) : run_pair<P, bf16, float>(s, a, b, c, d, o);
+      if (d.type == strata::dtype::fp16) return h ? run_pair<P, f16, f16>(s, a, b, c, d, o) : run_pair<P, bf16, f16>(s, a, b, c, d, o);
+      if (d.type == strata::dtype::bf16) return h ? run_pair<P, f16, bf16>(s, a, b, c, d, o) : run_pair<P, bf16, bf16>(s, a, b, c, d, o);
       break;
     }
-    case dtype::i8:
-      if (d.type == dtype::i32) return run_pair<P, std::int8_t, std::int32_t>(s, a, b, c, d, o);
+    case strata::dtype::int8:
+      if (d.type == strata::dtype::int32) return run_pair<P, std::int8_t, std::int32_t>(s, a, b, c, d, o);
       break;
-    case dtype::e4m3:
-    case dtype::e5m2:
+    case strata::dtype::e4m3:
+    case strata::dtype::e5m2:
       if constexpr (!P::fp8) fp8_unsupported(combo_of(a, d));
-      if (d.type == dtype::bf16)
-        return a.type == dtype::e4m3 ? run_pair<P, f8_e4m3, bf16>(s, a, b, c, d, o) : run_pair<P, f8_e5m2, bf16>(s, a, b, c, d, o);
+      if (d.type == strata::dtype::bf16)
+        return a.type == strata::dtype::e4m3 ? run_pair<P, f8_e4m3, bf16>(s, a, b, c, d, o) : run_pair<P, f8_e5m2, bf16>(s, a, b, c, d, o);
       break;
-    case dtype::i32: break;
+    case strata::dtype::tf32:  // refused by check_arguments
+    case strata::dtype::int32:
+    case strata::dtype::int4: break;
   }
   bad("d", "dtype combination " + combo_of(a, d) + " is not supported (see docs/gemm.md)");
 }
@@ -544,7 +555,7 @@ void run_typed_on(stream& s, const matrix& a, const matrix& b, const matrix& c, 
   static_assert(supported_pair<TA, TD>, "strata::gemm<TA, TD>: the pairs are float -> float; f16 / bf16 -> float, f16 or bf16; "
                                         "int8_t -> int32_t; f8_e4m3 / f8_e5m2 -> bf16");
   check_arguments(a, b, c, d, o);
-  const std::string typed = std::string("this call is strata::gemm<") + to_string(dtype_of<TA>) + ", " + to_string(dtype_of<TD>) + ">";
+  const std::string typed = std::string("this call is strata::gemm<") + type_name<TA> + ", " + type_name<TD> + ">";
   if (a.type != dtype_of<TA>) bad("a", std::string("has dtype ") + to_string(a.type) + ", but " + typed);
   if (d.type != dtype_of<TD>) bad("d", std::string("has dtype ") + to_string(d.type) + ", but " + typed);
   run_pair<P, TA, TD>(s, a, b, c, d, o);
