@@ -22,7 +22,7 @@ namespace strata::emulator {
 template <class Target>
 class context {
   using thread = detail::gpu_thread;
-  using here = std::source_location;
+  using here = detail::call_site;  // the caller's line under GCC and clang alike (detail/state.hpp)
 
  public:
   using target = Target;

@@ -39,12 +39,34 @@ constexpr const char* to_string(collective c) {
   return "warp collective";
 }
 
+#if defined(__clang__)
+/// Where a barrier or collective was called, taken as a default argument (`here loc = here::current()`).
+/// Not std::source_location under clang: clang 15 (the oldest clang we test) evaluates the consteval
+/// std::source_location::current() of a default argument where the default argument is written, so
+/// every block.sync() of every kernel was "context.hpp:97", deadlock reports named no kernel line, and
+/// two different barriers looked like one (found by building the tests with clang 15). The builtins are
+/// not consteval and are evaluated at each call. GCC has no __builtin_COLUMN and no such bug.
+struct call_site {
+  const char* file = "";
+  unsigned line = 0, column = 0;
+  static constexpr call_site current(const char* f = __builtin_FILE(), unsigned l = __builtin_LINE(),
+                                     unsigned c = __builtin_COLUMN()) noexcept {
+    return {f, l, c};
+  }
+};
+#else
+using call_site = std::source_location;
+#endif
+
 /// A source position: where a thread waits. Two waits match when file and line and column match.
 struct site {
   const char* file = "";
   unsigned line = 0, column = 0;
   site() = default;
   site(const std::source_location& l) : file(l.file_name()), line(l.line()), column(l.column()) {}
+#if defined(__clang__)
+  site(const call_site& l) : file(l.file), line(l.line), column(l.column) {}
+#endif
   friend bool operator==(const site& a, const site& b) {
     return a.line == b.line && a.column == b.column && std::strcmp(a.file, b.file) == 0;
   }
