@@ -6,15 +6,16 @@
 // forms, the split-K reduction, the fp32 FMA kernel (fp32 without options.tf32) and the grouped forms.
 // fp8 (STRATA_GEMM_FP8, sm90a+ tensor cores) is in on sm_90a and sm_100a. No kernel may spill.
 //
-// The kernel count is exact, so that a change to the dispatch is seen here: 153 on sm_80, 168 on
+// The kernel count is exact, so that a change to the dispatch is seen here: 159 on sm_80, 174 on
 // sm_90a and sm_100a (fp8 adds 14 tiles, whose epilogue applies the dequantization scales, and its
 // own split-K reduction). The grouped fp32 entry compiles only the FMA tile: it has no tf32 option,
 // and the dispatch leaves the tf32 tiles out for it at compile time (they were 6 dead kernels). Since
 // 2026-12-06 strata::gemm also compiles its tiles for A row-major x B column-major with 16-byte rows
 // (operand_orders::a_row_b_col): 24 more, large, medium and skinny per non-fp8 dtype pair, and the
 // two fp8 skinny tiles (the grouped entry does not: its 128 x 128 tile spilled 4 bytes in that form;
-// before: 129 and 142). If a change to gemm.hpp's dispatch moves a count on purpose, update it from
-// the report.
+// before: 129 and 142). Since 2026-12-06 also the 128 x 256 tile (configs::sm80_wide, no split-K
+// form) for the six dtype pairs with 16-bit inputs, fixed orders only: 6 more (153 / 168 before). If
+// a change to gemm.hpp's dispatch moves a count on purpose, update it from the report.
 //
 // Before this check, ptxas (nvcc 13) spilled 8 bytes in the tf32 64 x 64 tiles and 16 in the fp32
 // FMA tile at 80-96 registers, with registers to spare; gemm::kernel, stream_k_kernel and
@@ -34,8 +35,8 @@
 // compile-targets-full sm_.*
 // compile-timeout 1800
 // compile-flags sm_90a|sm_100a: -DSTRATA_GEMM_FP8
-// compile-expect-kernel-count sm_80: 153
-// compile-expect-kernel-count sm_90a|sm_100a: 168
+// compile-expect-kernel-count sm_80: 159
+// compile-expect-kernel-count sm_90a|sm_100a: 174
 // compile-expect-code sm_.*: tensor-core MMA bf16 = mma\.sync\.aligned\.m16n8k16\.row\.col\.f32\.bf16\.bf16\.f32
 // compile-expect-code sm_.*: tensor-core MMA f16 = mma\.sync\.aligned\.m16n8k16\.row\.col\.f32\.f16\.f16\.f32
 // compile-expect-code sm_.*: tensor-core MMA tf32 = mma\.sync\.aligned\.m16n8k8\.row\.col\.f32\.tf32\.tf32\.f32

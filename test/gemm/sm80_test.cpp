@@ -59,12 +59,30 @@ TEST_CASE("gemm sm80 tiles compiled for A row-major, B column-major (operand_ord
   check<KL>(tn({.m = 64, .n = 64, .k = 104, .splits = 4, .serial = true, .seed = 85}));
   check<KL>(tn({.m = 200, .n = 140, .k = 168, .stream_k = 3, .seed = 86}));
   check<KM>(tn({.m = 65, .n = 66, .k = 200, .splits = 2, .seed = 87}));
+  // The 128 x 256 tile (configs::sm80_wide: 64 x 64 warp tiles, double-buffered fragments), what the
+  // entry runs for large outputs: edges in M, N and K, K = 0, a residue-only K, batch. It has no
+  // split-K form, and says so.
+  using KW = cfg::sm80<arch::sm80, bf16, E, cfg::sm80_wide, 16, sg::operand_orders::a_row_b_col>;
+  check<KW>(tn({.m = 260, .n = 520, .k = 72, .beta = 0.5f, .seed = 88}));
+  check<KW>(tn({.m = 129, .n = 257, .k = 0, .beta = 1.f, .seed = 89}));
+  check<KW>(tn({.m = 3, .n = 300, .k = 8, .pad = 8, .seed = 90}));
+  check<KW>(tn({.m = 140, .n = 260, .k = 136, .batch = 2, .seed = 91}));
+  {
+    const sg::operand<const bf16> a{nullptr, 8, sg::layout::row_major, 0}, b{nullptr, 8, sg::layout::col_major, 0};
+    const sg::operand<bf16> d{nullptr, 8, sg::layout::row_major, 0};
+    REQUIRE_THROWS_WITH(KW::make_params({8, 8, 64, 1}, a, b, d, E::make_params({.alpha = 1.f}, {}), 2),
+                        Catch::Contains("'splits'") && Catch::Contains("split-K"));
+  }
+  using KWh = cfg::sm80<arch::sm80, f16, ep::chain<ep::alpha_beta<float>, ep::convert_to<float>>, cfg::sm80_wide, 16,
+                        sg::operand_orders::a_row_b_col>;
+  check<KWh>(tn({.m = 130, .n = 513, .k = 40, .beta = 0.5f, .seed = 92}));
 }
 
 TEST_CASE("strata::gemm CUDA dispatch, bf16: A row-major x B column-major takes the fixed-order tiles", "[gemm]") {
   // sg::detail::run with the CUDA platform picks what a CUDA build runs (the sm80 tiles, as sm80 here):
-  // for this layout with 16-byte rows, the operand_orders::a_row_b_col large (M > 128), medium and
-  // skinny (M <= 16) tiles; the other layouts, odd leading dimensions and stream-K take the any-order ones.
+  // for this layout with 16-byte rows, the operand_orders::a_row_b_col wide (128 x 256: M >= 256,
+  // N >= 512 and a tile per unit, gemm.hpp's wide_output), large (M > 128), medium and skinny
+  // (M <= 16) tiles; the other layouts, odd leading dimensions and stream-K take the any-order ones.
   using cuda = sg::detail::platform<sg::detail::platform_kind::cuda>;
   using sg::layout;
   struct gemm_case {
@@ -74,6 +92,7 @@ TEST_CASE("strata::gemm CUDA dispatch, bf16: A row-major x B column-major takes 
     bool stream_k;
   };
   for (const gemm_case c : {gemm_case{150, 70, 72, layout::row_major, layout::col_major, 0, false},
+                            gemm_case{300, 600, 72, layout::row_major, layout::col_major, 0, false},  // 128 x 256
                             gemm_case{9, 40, 88, layout::row_major, layout::col_major, 0, false},
                             gemm_case{40, 33, 50, layout::row_major, layout::col_major, 8, false},
                             gemm_case{150, 70, 72, layout::col_major, layout::row_major, 0, false},

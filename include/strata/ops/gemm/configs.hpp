@@ -28,6 +28,13 @@ namespace strata::ops::gemm::configs {
 // fragments: double-buffered it takes 141 registers (sm_90a), one block per SM instead of two, and
 // capped at 128 it spills.
 inline constexpr shape sm80_large{128, 128, 32, 2, 4, 3, false};
+// 16-bit inputs on large outputs, A row-major x B column-major with 16-byte rows only: warp tile
+// 64 x 64 (the shape CUTLASS's sm80 profiles default to), fragments double-buffered. Two thirds of the
+// ldmatrix instructions per HMMA of sm80_large (16 LDSM per 64 HMMA instead of 12 per 32) and 2.05
+// static instructions per HMMA in its K loop (sm_90a); 220-224 registers (sm_80, sm_90a), so one
+// block of 8 warps per SM, and 90 KiB of shared memory for its three stages. No split-K form (its
+// partials' store spilled on sm_100a): the entry runs it only on outputs that fill the machine.
+inline constexpr shape sm80_wide{128, 256, 32, 2, 4, 3, true, false};
 inline constexpr shape sm80_medium{64, 64, 32, 2, 2, 3};   // warp tile 32 x 32
 inline constexpr shape sm80_skinny{16, 64, 64, 1, 4, 3};   // decode: M <= 16, warp tile 16 x 16
 inline constexpr shape cdna_large{128, 128, 32, 2, 2, 2};  // 32x32 atom, warp tile 64 x 64

@@ -224,7 +224,18 @@ struct read_mode {
   bool tf32 = false;    // fp32 inputs may go through TF32 tensor cores (options.tf32)
   bool stream_k = false;  // the kernel runs inside stream_k_kernel, whose fix-up state needs registers
   bool a_row_b_col = false;  // A is row-major and B column-major (the kernels compiled for it may run)
+  bool wide = false;  // D is large enough for the 128 x 256 tile (wide_output)
 };
+
+/// Outputs the CUDA entry gives the 128 x 256 tile (configs::sm80_wide): at least 256 rows and 512
+/// columns (its 256-column tiles then waste at most a third of a tile on the N edge), and at least one
+/// tile per unit, where heuristic_splits would not split K either: the tile has no split-K form, so
+/// an explicit options.split_k above 1 keeps the 128 x 128 tile. Chosen from the tile's compiled
+/// code, not from a GPU timing (none measured).
+inline bool wide_output(int m, int n, int units, int split_k) {
+  const long long tiles = (long long)((m + 127) / 128) * ((n + 255) / 256);
+  return m >= 256 && n >= 512 && tiles >= units && split_k <= 1;
+}
 
 /// One sm80-family shape at the alignment the operands allow: 16-byte rows give cp.async of 16 bytes;
 /// anything else copies element-wise with plain loads (correct, much slower: docs/gemm.md).
@@ -269,6 +280,12 @@ void dispatch(int m, Fn&& fn, read_mode rm = {}) {
         if (!rm.tf32) return fn(static_cast<fp32_fma*>(nullptr));
       }
       // Under stream-K the skinny tile spills (nvcc 13, sm_90a): stream-K takes the medium tile there.
+      if constexpr (FixedOrders && sizeof(TA) == 2) {
+        // The 128 x 256 tile: fixed orders and 16-byte rows only (its 64 x 64 warp tiles need the
+        // ldmatrix path and the copy streams to fit the register file), 16-bit inputs.
+        if (rm.wide && rm.rows16 && rm.a_row_b_col && !rm.stream_k)
+          return fn(static_cast<configs::sm80<arch::sm80, TA, E, configs::sm80_wide, 16, operand_orders::a_row_b_col>*>(nullptr));
+      }
       if (m <= 16 && !rm.stream_k) sm80_at_alignment<arch::sm80, TA, E, configs::sm80_skinny, FixedOrders>(rm, fn);
       else if (m <= 128) sm80_at_alignment<arch::sm80, TA, E, configs::sm80_medium, FixedOrders>(rm, fn);
       else sm80_at_alignment<arch::sm80, TA, E, configs::sm80_large, FixedOrders>(rm, fn);
@@ -347,7 +364,8 @@ template <class P, class TA, class TD>
 void run(stream& s, const matrix& a, const matrix& b, const matrix& c, const matrix& d, const options& o, int units) {
   const int m = d.rows, n = d.cols, k = a.cols;
   const read_mode rm{.rows16 = rows_aligned16(a, o.batch) && rows_aligned16(b, o.batch), .tf32 = o.tf32, .stream_k = o.stream_k,
-                     .a_row_b_col = a.order == layout::row_major && b.order == layout::col_major};
+                     .a_row_b_col = a.order == layout::row_major && b.order == layout::col_major,
+                     .wide = wide_output(m, n, units, o.split_k)};
   dispatch<P, TA, TD, true, true>(m, [&](auto* tag) {
     using K = std::remove_pointer_t<decltype(tag)>;
     using E = typename K::epilogue_type;

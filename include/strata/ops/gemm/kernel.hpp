@@ -59,6 +59,11 @@ struct shape {
   // double_buffered_loop). It costs registers: about 20 in the 128 x 128 tile (122 -> 141 on sm_90a,
   // which would run one block per SM instead of two), so a shape whose occupancy hangs on it says no.
   bool double_buffer = true;
+  // Whether the kernel has its split-K forms (parallel partials, serial running sum). A tile whose
+  // registers are spent on its accumulators leaves them out: with them the 128 x 256 tile took 254
+  // registers and spilled 24 bytes on sm_80 (serial running sum) and 36 on sm_100a (the partials'
+  // stores); without, 224-230 and no spill on sm_80, sm_90a and sm_100a.
+  bool split_k = true;
   constexpr int warps() const { return warps_m * warps_n; }
 };
 
@@ -284,6 +289,11 @@ struct kernel {
     p.tiles = op.tiles();
     p.k_tiles = (pr.k + S.tile_k - 1) / S.tile_k;
     p.splits = splits < 1 ? 1 : splits;
+    if constexpr (!S.split_k) {
+      if (p.splits > 1)
+        throw invalid_argument("strata::ops::gemm::kernel::make_params", "splits",
+                               "this tile has no split-K form (shape::split_k is false); use 1 split or another tile");
+    }
     p.mode = p.splits > 1 ? split_mode::parallel : split_mode::none;
     p.partials = partials;
     p.epilogue = ep;
@@ -605,7 +615,7 @@ struct kernel {
     const int wm = warp / S.warps_n, wn = warp % S.warps_n;
     // Epilogue: each accumulator element has exactly one owner lane (the atom's c_coord).
     const int lane = ctx.lane().index();
-    if (p.mode == split_mode::none) {
+    if (!S.split_k || p.mode == split_mode::none) {
       store_tile(ctx, p, t, batch, acc);
     } else if (p.mode == split_mode::serial) {
       // Wait for this tile's turn: every thread acquires the counter itself, so the previous split's
