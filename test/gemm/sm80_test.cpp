@@ -123,6 +123,22 @@ TEST_CASE("strata::gemm CUDA dispatch, bf16: A row-major x B column-major takes 
   }
 }
 
+TEST_CASE("strata::gemm CUDA tile choice: the 128 x 256 tile on large outputs, 64 x 64 where 128 x 128 leaves SMs idle", "[gemm]") {
+  namespace d = sg::detail;
+  // An H200 has 132 SMs. 1024^3: 64 tiles of 128 x 128, so the medium tile (256 tiles), not 8-way split-K.
+  REQUIRE(d::few_large_tiles(1024, 1024, 132));
+  REQUIRE_FALSE(d::few_large_tiles(2048, 2048, 132));  // 256 tiles
+  REQUIRE_FALSE(d::few_large_tiles(1536, 1408, 132));  // 12 x 11 = 132: exactly one per SM
+  // The wide tile: at least 256 x 512, a tile per SM, no explicit split-K.
+  REQUIRE(d::wide_output(4096, 4096, 132, 0));
+  REQUIRE(d::wide_output(4096, 4096, 132, 1));
+  REQUIRE_FALSE(d::wide_output(4096, 4096, 132, 4));  // asked for 4 splits: the wide tile has none
+  REQUIRE_FALSE(d::wide_output(1024, 1024, 132, 0));  // 8 x 4 = 32 tiles
+  REQUIRE_FALSE(d::wide_output(255, 1 << 20, 1, 0));
+  REQUIRE_FALSE(d::wide_output(1 << 20, 511, 1, 0));
+  REQUIRE(d::wide_output(300, 600, 4, 0));  // the dispatch test's case above
+}
+
 TEST_CASE("gemm: a kernel compiled for fixed operand orders refuses other layouts", "[gemm]") {
   using E = ep::chain<ep::alpha_beta<bf16>, ep::convert_to<bf16>>;
   using KL = cfg::sm80<arch::sm80, bf16, E, cfg::sm80_large, 16, sg::operand_orders::a_row_b_col>;

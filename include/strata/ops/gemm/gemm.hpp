@@ -225,7 +225,18 @@ struct read_mode {
   bool stream_k = false;  // the kernel runs inside stream_k_kernel, whose fix-up state needs registers
   bool a_row_b_col = false;  // A is row-major and B column-major (the kernels compiled for it may run)
   bool wide = false;  // D is large enough for the 128 x 256 tile (wide_output)
+  bool few_large_tiles = false;  // the 128 x 128 tile would leave units idle (few_large_tiles)
 };
+
+/// Outputs that give the 128 x 128 tile fewer tiles than there are units (SMs): the CUDA entry runs
+/// the 64 x 64 tile there instead, four times the tiles, rather than split K over 8 or more parallel
+/// partials and a second launch to sum them (1024^3 on an H200: 64 large tiles for 132 SMs took 8
+/// splits and ran at 0.15 of cuBLASLt, docs/performance.md run 3). Split-K still applies to the
+/// medium tile where it too is short of tiles (heuristic_splits). Not under stream-K, which balances
+/// the large tile's K steps over the units itself.
+inline bool few_large_tiles(int m, int n, int units) {
+  return (long long)((m + 127) / 128) * ((n + 127) / 128) < units;
+}
 
 /// Outputs the CUDA entry gives the 128 x 256 tile (configs::sm80_wide): at least 256 rows and 512
 /// columns (its 256-column tiles then waste at most a third of a tile on the N edge), and at least one
@@ -287,7 +298,8 @@ void dispatch(int m, Fn&& fn, read_mode rm = {}) {
           return fn(static_cast<configs::sm80<arch::sm80, TA, E, configs::sm80_wide, 16, operand_orders::a_row_b_col>*>(nullptr));
       }
       if (m <= 16 && !rm.stream_k) sm80_at_alignment<arch::sm80, TA, E, configs::sm80_skinny, FixedOrders>(rm, fn);
-      else if (m <= 128) sm80_at_alignment<arch::sm80, TA, E, configs::sm80_medium, FixedOrders>(rm, fn);
+      else if (m <= 128 || (rm.few_large_tiles && !rm.stream_k))
+        sm80_at_alignment<arch::sm80, TA, E, configs::sm80_medium, FixedOrders>(rm, fn);
       else sm80_at_alignment<arch::sm80, TA, E, configs::sm80_large, FixedOrders>(rm, fn);
     }
   } else if constexpr (P::kind == platform_kind::hip) {
@@ -365,7 +377,8 @@ void run(stream& s, const matrix& a, const matrix& b, const matrix& c, const mat
   const int m = d.rows, n = d.cols, k = a.cols;
   const read_mode rm{.rows16 = rows_aligned16(a, o.batch) && rows_aligned16(b, o.batch), .tf32 = o.tf32, .stream_k = o.stream_k,
                      .a_row_b_col = a.order == layout::row_major && b.order == layout::col_major,
-                     .wide = wide_output(m, n, units, o.split_k)};
+                     .wide = wide_output(m, n, units, o.split_k),
+                     .few_large_tiles = few_large_tiles(m, n, units)};
   dispatch<P, TA, TD, true, true>(m, [&](auto* tag) {
     using K = std::remove_pointer_t<decltype(tag)>;
     using E = typename K::epilogue_type;
