@@ -226,13 +226,14 @@ struct kernel {
   // source-size arithmetic of block_copy_async were about 80 of the loop's 171 instructions).
   template <class T, int Rows>
   using stream_tile = copy::tile_copy<T, Rows, S.tile_k, AlignBytes, copy::widest_vector_bytes<T, S.tile_k, AlignBytes>, threads>;
+  using stream_tile_a = stream_tile<ta, S.tile_m>;  // (BLK_M, BLK_K)
+  using stream_tile_b = stream_tile<tb, S.tile_n>;  // (BLK_N, BLK_K)
   static constexpr bool use_streams = fixed_orders && Target::atoms.has(arch::atom_family::cp_async) &&
-                                      stream_tile<ta, S.tile_m>::vector_bytes >= 4 &&
-                                      stream_tile<tb, S.tile_n>::vector_bytes >= 4 &&
-                                      threads % stream_tile<ta, S.tile_m>::vectors_per_row == 0 &&
-                                      threads % stream_tile<tb, S.tile_n>::vectors_per_row == 0;
-  using stream_a = std::conditional_t<use_streams, copy::tile_stream<stream_tile<ta, S.tile_m>>, void>;
-  using stream_b = std::conditional_t<use_streams, copy::tile_stream<stream_tile<tb, S.tile_n>>, void>;
+                                      (stream_tile_a::vector_bytes >= 4) && (stream_tile_b::vector_bytes >= 4) &&
+                                      (threads % stream_tile_a::vectors_per_row == 0) &&
+                                      (threads % stream_tile_b::vectors_per_row == 0);
+  using stream_a = std::conditional_t<use_streams, copy::tile_stream<stream_tile_a>, void>;
+  using stream_b = std::conditional_t<use_streams, copy::tile_stream<stream_tile_b>, void>;
 
   // Fragments from shared memory: ldmatrix.x4 for the 16-bit m16n8k16 atoms on targets that have it
   // (one instruction per 16 x 16 piece), else one load per element through the atom's fragment map.
