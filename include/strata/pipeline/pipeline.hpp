@@ -71,7 +71,7 @@ class pipeline {
                    "pipeline: producer_acquire() with all " + std::to_string(Stages) +
                        " stages filled or being read: it would overwrite a stage the consumer has not released");
     }
-    return write_;
+    return write_index();
   }
 
   /// Copies one tile into stage memory `dst` with this pipeline's copy: cp.async where the target has it,
@@ -96,7 +96,7 @@ class pipeline {
   STRATA_HOST_DEVICE void producer_commit() {
     if constexpr (asynchronous) copy::cp_async_commit(*ctx_);
     ++produced_;
-    write_ = next(write_);
+    if constexpr (!power_of_two) write_ = next(write_);
   }
 
   /// Waits until the oldest filled stage has landed and is visible to the whole block; returns it.
@@ -116,7 +116,7 @@ class pipeline {
     }
     ctx_->block().sync();
     reading_ = true;
-    return read_;
+    return read_index();
   }
 
   /// consumer_wait() for a loop that keeps Stages - 1 stages committed ahead of the consumer (one
@@ -134,7 +134,7 @@ class pipeline {
     if constexpr (asynchronous) copy::cp_async_wait<Stages - 2>(*ctx_);
     ctx_->block().sync();
     reading_ = true;
-    return read_;
+    return read_index();
   }
 
   /// Hands the stage read since consumer_wait() back to the producer.
@@ -145,27 +145,39 @@ class pipeline {
     }
     reading_ = false;
     ++consumed_;
-    read_ = next(read_);
+    if constexpr (!power_of_two) read_ = next(read_);
   }
 
   /// The stage consumer_wait() returns next. For inspection only: reading it before consumer_wait() races
   /// with its copies (the emulator shows NaN poison there).
-  STRATA_HOST_DEVICE int read_stage() const { return read_; }
-  STRATA_HOST_DEVICE int write_stage() const { return write_; }
+  STRATA_HOST_DEVICE int read_stage() const { return read_index(); }
+  STRATA_HOST_DEVICE int write_stage() const { return write_index(); }
   /// Phase (fill parity) of the stage read next / written next.
   STRATA_HOST_DEVICE int read_phase() const { return (consumed_ / Stages) & 1; }
   STRATA_HOST_DEVICE int write_phase() const { return (produced_ / Stages) & 1; }
 
  private:
   Ctx* ctx_;
-  // The stage after s, by compare and reset: `count % Stages` compiled to a division (a multiply-high
-  // and two more instructions) per use, twice per K step of the GEMM (gemm-forensic.md).
+  // Stage indices. With a power-of-two stage count `count % Stages` is one AND of the counter. With
+  // another (the GEMM's 3) it compiled to a division (a multiply-high and two more instructions) per
+  // use, twice per K step (gemm-forensic.md): those pipelines keep the indices themselves and wrap
+  // them by compare and reset. (Kept for every count, the two indices cost the attention forward's
+  // 2-stage e4m3 d128 kernel, at 255 registers, a 4-byte spill on sm_90a.)
+  static constexpr bool power_of_two = (Stages & (Stages - 1)) == 0;
   STRATA_HOST_DEVICE static int next(int s) { return s + 1 == Stages ? 0 : s + 1; }
+  STRATA_HOST_DEVICE int write_index() const {
+    if constexpr (power_of_two) return produced_ & (Stages - 1);
+    else return write_;
+  }
+  STRATA_HOST_DEVICE int read_index() const {
+    if constexpr (power_of_two) return consumed_ & (Stages - 1);
+    else return read_;
+  }
 
   int produced_ = 0;  // stages committed
   int consumed_ = 0;  // stages released
-  int write_ = 0;     // produced_ % Stages
-  int read_ = 0;      // consumed_ % Stages
+  int write_ = 0;     // produced_ % Stages (kept where Stages is not a power of two)
+  int read_ = 0;      // consumed_ % Stages (likewise)
   bool reading_ = false;
 };
 
