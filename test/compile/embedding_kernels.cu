@@ -21,7 +21,7 @@
 // compile-expect-code gfx.*: 128-bit global row loads = global_load_dwordx4
 // Every kernel is built on every target, and the check rejects any spill. History (details in
 // docs/embedding.md): on gfx the forward kernels build since the HIP trampoline reads its parameters
-// in place (strata/runtime/hip/launch.hpp; before, they spilled 10-55 SGPRs). Until 2026-12-02 two
+// in place (strata/runtime/hip/trampoline.hpp; before, they spilled 10-55 SGPRs). Until 2026-12-02 two
 // kernels were left out: the int4 forward on gfx90a / gfx940 (32-36 SGPR spills: a bounds test per
 // element of an unaligned row chunk, 32 lane masks hoisted out of the row loop; now a full chunk has
 // no test, detail::load_chunk_unaligned) and the fp32 backward apply on gfx90a (4 SGPR spills) and

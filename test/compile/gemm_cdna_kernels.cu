@@ -8,7 +8,7 @@
 // lives in scratch memory, and that the mainloop issues MFMA.
 //
 // Every MFMA configuration spilled 18-33 SGPRs on gfx940 (and the wave64 FMA fp32 kernel over 1000)
-// until the HIP trampoline read its parameters in place (strata/runtime/hip/launch.hpp), the GEMM
+// until the HIP trampoline read its parameters in place (strata/runtime/hip/trampoline.hpp), the GEMM
 // mainloop loaded fragments without per-element bounds tests (mma::edges::inside) and fp32 moved to
 // the f32 MFMA.
 //

@@ -179,7 +179,7 @@ inline arch::chiplet_topology from_environment(arch::chiplet_topology base) {
 }
 
 /// `base` with the chiplet count and units per chiplet the runtime reported (HIP derives the XCD count
-/// from the architecture and CU count: runtime/hip/device.hpp). A device reporting one chiplet is a
+/// from the architecture and CU count: runtime/hip/topology.hpp). A device reporting one chiplet is a
 /// partition (CPX) or a monolithic GPU: no chiplet level, monolithic dispatch. Caches stay base's,
 /// since HIP reports only the aggregate L2.
 inline arch::chiplet_topology from_device(const device_properties& p, arch::chiplet_topology base) {
