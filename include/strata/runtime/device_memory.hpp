@@ -157,6 +157,22 @@ inline void require_device_memory(const std::string& op, const std::string& arg,
   throw invalid_argument(op, arg, host_memory_words(reinterpret_cast<std::uintptr_t>(p), bytes ? bytes : 1));
 }
 
+/// Under AddressSanitizer (x86-64 Linux) its shadow memory, [0x7fff8000, 0x10007fff8000), is mapped:
+/// a parameter word such as two ints 1 and 3 (0x300000001) lies in it and read as a mapped pointer
+/// (CI's ASan run refused every launch so). ASan's heap and stacks lie above it; words below are
+/// skipped there. 0 elsewhere.
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr std::uintptr_t asan_shadow_end = std::uintptr_t(0x10007fff8000ULL);
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+inline constexpr std::uintptr_t asan_shadow_end = std::uintptr_t(0x10007fff8000ULL);
+#else
+inline constexpr std::uintptr_t asan_shadow_end = 0;
+#endif
+#else
+inline constexpr std::uintptr_t asan_shadow_end = 0;
+#endif
+
 /// True when the page holding v is mapped in this process (so v, if it is a pointer, points to memory).
 inline bool mapped(std::uintptr_t v) {
 #if STRATA_HOST_POINTER_PROBE
@@ -188,6 +204,7 @@ void require_device_params(const Name& kernel, const Params& params) {
       std::uintptr_t v;
       std::memcpy(&v, bytes + off, sizeof(v));
       if (v < (std::uintptr_t(1) << 16) || v >= (std::uintptr_t(1) << 47)) continue;  // not a user-space address
+      if (v < asan_shadow_end) continue;  // under ASan: its shadow is mapped, so small integers looked mapped
       if (is_device_memory(reinterpret_cast<const void*>(v), 0) || !mapped(v)) continue;
       throw invalid_argument("strata::launch(" + kernel() + ")", "params",
                              "bytes " + std::to_string(off) + "-" + std::to_string(off + sizeof(void*) - 1) + " hold " + hex(v) +
