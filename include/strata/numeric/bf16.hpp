@@ -14,7 +14,6 @@
 // software on the device too.
 #pragma once
 
-#include <concepts>
 #include <cstdint>
 #include <limits>
 
@@ -22,52 +21,15 @@
 #include "strata/numeric/detail/format.hpp"
 #include "strata/numeric/detail/limits.hpp"
 #include "strata/numeric/detail/operators.hpp"
+#include "strata/numeric/detail/storage_float.hpp"
 #include "strata/numeric/traits.hpp"
 
 namespace strata {
 
-struct bf16 {
-  using storage_type = std::uint16_t;
-  static constexpr int exponent_bits = 8;
-  static constexpr int mantissa_bits = 7;
-  static constexpr int exponent_bias = 127;
-  static constexpr bool has_infinity = true;
-
-  /// Trivial, like float: leaves the bits indeterminate.
-  bf16() = default;
-  STRATA_HOST_DEVICE constexpr explicit bf16(float x) noexcept : bits_(narrow(x)) {}
-  /// Rounds directly from double: bf16(double) may differ from bf16(float(double)).
-  STRATA_HOST_DEVICE constexpr explicit bf16(double x) noexcept
-      : bits_(storage_type(detail::fp::from_double<detail::fp::bf16_format>(x, overflow::propagate))) {}
-  /// Through double: correctly rounded for |i| <= 2^53.
-  template <std::integral I>
-  STRATA_HOST_DEVICE constexpr explicit bf16(I i) noexcept : bf16(double(i)) {}
-
-  STRATA_HOST_DEVICE static constexpr bf16 from_bits(storage_type bits) noexcept {
-    bf16 r{};
-    r.bits_ = bits;
-    return r;
-  }
-  STRATA_HOST_DEVICE constexpr storage_type bits() const noexcept { return bits_; }
-
-  STRATA_HOST_DEVICE constexpr explicit operator float() const noexcept {
-    return detail::fp::to_float<detail::fp::bf16_format>(bits_);
-  }
-  STRATA_HOST_DEVICE constexpr explicit operator double() const noexcept { return double(float(*this)); }
-
- private:
-  STRATA_HOST_DEVICE static constexpr storage_type narrow(float x) noexcept {
-#if STRATA_CUDA_DEVICE_PASS && !defined(STRATA_NUMERIC_SOFTWARE_ONLY)
-    if (!detail::fp::constant_evaluated()) {
-      unsigned short h;
-      asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(x));
-      return storage_type(detail::fp::with_canonical_nan<detail::fp::bf16_format>(x, h));
-    }
-#endif
-    return storage_type(detail::fp::from_float<detail::fp::bf16_format>(x, overflow::propagate));
-  }
-
-  storage_type bits_;
+/// Everything is shared with the other narrow types (detail/storage_float.hpp, which also holds the
+/// device instruction). Overflow propagates to Inf, as IEEE does.
+struct bf16 : detail::fp::storage_float<bf16, detail::fp::bf16_format, overflow::propagate> {
+  using storage_float::storage_float;
 };
 
 template <>

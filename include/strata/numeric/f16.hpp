@@ -13,7 +13,6 @@
 // the other). cuda_fp16.h is never included: __half interop belongs to the CUDA-only layers.
 #pragma once
 
-#include <concepts>
 #include <cstdint>
 #include <limits>
 
@@ -21,52 +20,15 @@
 #include "strata/numeric/detail/format.hpp"
 #include "strata/numeric/detail/limits.hpp"
 #include "strata/numeric/detail/operators.hpp"
+#include "strata/numeric/detail/storage_float.hpp"
 #include "strata/numeric/traits.hpp"
 
 namespace strata {
 
-struct f16 {
-  using storage_type = std::uint16_t;
-  static constexpr int exponent_bits = 5;
-  static constexpr int mantissa_bits = 10;
-  static constexpr int exponent_bias = 15;
-  static constexpr bool has_infinity = true;
-
-  /// Trivial, like float: leaves the bits indeterminate, so arrays of f16 in shared memory cost nothing.
-  f16() = default;
-  STRATA_HOST_DEVICE constexpr explicit f16(float x) noexcept : bits_(narrow(x)) {}
-  /// Rounds directly from double: f16(double) may differ from f16(float(double)) (no double rounding).
-  STRATA_HOST_DEVICE constexpr explicit f16(double x) noexcept
-      : bits_(storage_type(detail::fp::from_double<detail::fp::f16_format>(x, overflow::propagate))) {}
-  /// Through double: exact for |i| <= 2^53, which covers every integer below f16's overflow.
-  template <std::integral I>
-  STRATA_HOST_DEVICE constexpr explicit f16(I i) noexcept : f16(double(i)) {}
-
-  STRATA_HOST_DEVICE static constexpr f16 from_bits(storage_type bits) noexcept {
-    f16 r{};
-    r.bits_ = bits;
-    return r;
-  }
-  STRATA_HOST_DEVICE constexpr storage_type bits() const noexcept { return bits_; }
-
-  STRATA_HOST_DEVICE constexpr explicit operator float() const noexcept {
-    return detail::fp::to_float<detail::fp::f16_format>(bits_);
-  }
-  STRATA_HOST_DEVICE constexpr explicit operator double() const noexcept { return double(float(*this)); }
-
- private:
-  STRATA_HOST_DEVICE static constexpr storage_type narrow(float x) noexcept {
-#if STRATA_CUDA_DEVICE_PASS && !defined(STRATA_NUMERIC_SOFTWARE_ONLY)
-    if (!detail::fp::constant_evaluated()) {
-      unsigned short h;
-      asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(x));
-      return storage_type(detail::fp::with_canonical_nan<detail::fp::f16_format>(x, h));
-    }
-#endif
-    return storage_type(detail::fp::from_float<detail::fp::f16_format>(x, overflow::propagate));
-  }
-
-  storage_type bits_;
+/// Everything is shared with the other narrow types (detail/storage_float.hpp, which also holds the
+/// device instruction). Overflow propagates to Inf, as IEEE does.
+struct f16 : detail::fp::storage_float<f16, detail::fp::f16_format, overflow::propagate> {
+  using storage_float::storage_float;
 };
 
 template <>

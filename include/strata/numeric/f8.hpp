@@ -27,7 +27,6 @@
 // the OCP encodings, and its converts can be adopted once their saturation is shown to match.
 #pragma once
 
-#include <concepts>
 #include <cstdint>
 #include <limits>
 
@@ -35,6 +34,7 @@
 #include "strata/numeric/detail/format.hpp"
 #include "strata/numeric/detail/limits.hpp"
 #include "strata/numeric/detail/operators.hpp"
+#include "strata/numeric/detail/storage_float.hpp"
 #include "strata/numeric/overflow.hpp"
 #include "strata/numeric/traits.hpp"
 
@@ -43,55 +43,17 @@ namespace strata {
 /// Which OCP 8-bit encoding a basic_f8 holds.
 enum class f8_kind { e4m3, e5m2 };
 
-/// Both fp8 types: f8_e4m3 and f8_e5m2 below.
+namespace detail {
 template <f8_kind Kind>
-struct basic_f8 {
- private:
-  static constexpr detail::fp::format fmt =
-      Kind == f8_kind::e4m3 ? detail::fp::e4m3_format : detail::fp::e5m2_format;
+inline constexpr fp::format ocp_f8_format = Kind == f8_kind::e4m3 ? fp::e4m3_format : fp::e5m2_format;
+}  // namespace detail
 
- public:
-  using storage_type = std::uint8_t;
-  static constexpr int exponent_bits = fmt.exp_bits;
-  static constexpr int mantissa_bits = fmt.man_bits;
-  static constexpr int exponent_bias = fmt.bias;
-  static constexpr bool has_infinity = fmt.has_inf;
-  /// What the constructors do with out-of-range values.
-  static constexpr overflow default_overflow = overflow::saturate;
-
-  /// Trivial, like float: leaves the bits indeterminate.
-  basic_f8() = default;
-  /// Saturating (see the header comment); from_float(x, overflow::propagate) for IEEE overflow.
-  STRATA_HOST_DEVICE constexpr explicit basic_f8(float x) noexcept
-      : bits_(storage_type(detail::fp::from_float<fmt>(x, default_overflow))) {}
-  /// Saturating; rounds directly from double (no double rounding through float).
-  STRATA_HOST_DEVICE constexpr explicit basic_f8(double x) noexcept
-      : bits_(storage_type(detail::fp::from_double<fmt>(x, default_overflow))) {}
-  /// Saturating, through double (exact for every integer up to 2^53).
-  template <std::integral I>
-  STRATA_HOST_DEVICE constexpr explicit basic_f8(I i) noexcept : basic_f8(double(i)) {}
-
-  STRATA_HOST_DEVICE static constexpr basic_f8 from_float(float x, overflow ov = default_overflow) noexcept {
-    return from_bits(storage_type(detail::fp::from_float<fmt>(x, ov)));
-  }
-  STRATA_HOST_DEVICE static constexpr basic_f8 from_double(double x,
-                                                           overflow ov = default_overflow) noexcept {
-    return from_bits(storage_type(detail::fp::from_double<fmt>(x, ov)));
-  }
-  STRATA_HOST_DEVICE static constexpr basic_f8 from_bits(storage_type bits) noexcept {
-    basic_f8 r{};
-    r.bits_ = bits;
-    return r;
-  }
-  STRATA_HOST_DEVICE constexpr storage_type bits() const noexcept { return bits_; }
-
-  STRATA_HOST_DEVICE constexpr explicit operator float() const noexcept {
-    return detail::fp::to_float<fmt>(bits_);
-  }
-  STRATA_HOST_DEVICE constexpr explicit operator double() const noexcept { return double(float(*this)); }
-
- private:
-  storage_type bits_;
+/// Both fp8 types: f8_e4m3 and f8_e5m2 below. Everything but the format is shared with the other
+/// narrow types (detail/storage_float.hpp). The constructors saturate (see the header comment);
+/// from_float(x, overflow::propagate) gives IEEE overflow.
+template <f8_kind Kind>
+struct basic_f8 : detail::fp::storage_float<basic_f8<Kind>, detail::ocp_f8_format<Kind>, overflow::saturate> {
+  using basic_f8::storage_float::storage_float;
 };
 
 using f8_e4m3 = basic_f8<f8_kind::e4m3>;

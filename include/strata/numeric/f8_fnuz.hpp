@@ -23,20 +23,32 @@
 #include "strata/config/config.hpp"
 #include "strata/numeric/detail/bits.hpp"
 #include "strata/numeric/detail/format.hpp"
+#include "strata/numeric/detail/storage_float.hpp"
 #include "strata/numeric/overflow.hpp"
 
 namespace strata {
 
 enum class f8_fnuz_kind { e4m3, e5m2 };
 
+namespace detail {
+// `nan` = 0x80 makes round_bits return sign|0x80 == 0x80 for NaN and for propagated overflow; it
+// never equals a magnitude (<= 0x7F), so to_float never mistakes a finite encoding for NaN.
 template <f8_fnuz_kind Kind>
-struct basic_f8_fnuz {
+inline constexpr fp::format fnuz_f8_format =
+    Kind == f8_fnuz_kind::e4m3 ? fp::format{4, 3, 8, false, 0x7Fu, 0u, 0x80u}
+                               : fp::format{5, 2, 16, false, 0x7Fu, 0u, 0x80u};
+}  // namespace detail
+
+/// The members and factories are those of every narrow type (detail/storage_float.hpp); what FNUZ
+/// changes is its special values, so it replaces the encoding and decoding.
+template <f8_fnuz_kind Kind>
+struct basic_f8_fnuz
+    : detail::fp::storage_float<basic_f8_fnuz<Kind>, detail::fnuz_f8_format<Kind>, overflow::saturate> {
  private:
-  // `nan` = 0x80 makes round_bits return sign|0x80 == 0x80 for NaN and for propagated overflow; it
-  // never equals a magnitude (<= 0x7F), so to_float never mistakes a finite encoding for NaN.
-  static constexpr detail::fp::format fmt = Kind == f8_fnuz_kind::e4m3
-                                                ? detail::fp::format{4, 3, 8, false, 0x7Fu, 0u, 0x80u}
-                                                : detail::fp::format{5, 2, 16, false, 0x7Fu, 0u, 0x80u};
+  using base =
+      detail::fp::storage_float<basic_f8_fnuz<Kind>, detail::fnuz_f8_format<Kind>, overflow::saturate>;
+  friend base;
+  static constexpr detail::fp::format fmt = detail::fnuz_f8_format<Kind>;
   static constexpr std::uint8_t nan_bits = 0x80;
 
   template <class U>
@@ -53,43 +65,20 @@ struct basic_f8_fnuz {
     // overflow::propagate (-> NaN). Values below 1 cannot overflow; values of 1 and above cannot round to 0.
     return a < one ? std::uint8_t(0) : nan_bits;
   }
+  STRATA_HOST_DEVICE static constexpr std::uint8_t encode_float(float x, overflow ov) noexcept {
+    return encode(detail::fp::bits_of(x), ov);
+  }
+  STRATA_HOST_DEVICE static constexpr std::uint8_t encode_double(double x, overflow ov) noexcept {
+    return encode(detail::fp::bits_of(x), ov);
+  }
+  STRATA_HOST_DEVICE static constexpr float decode(std::uint8_t bits) noexcept {
+    if (bits == nan_bits) return detail::fp::bit_cast<float>(0x7FC00000u);
+    return detail::fp::to_float<fmt>(bits);
+  }
 
  public:
-  using storage_type = std::uint8_t;
-  static constexpr int exponent_bits = fmt.exp_bits;
-  static constexpr int mantissa_bits = fmt.man_bits;
-  static constexpr int exponent_bias = fmt.bias;
-  static constexpr bool has_infinity = false;
-  static constexpr overflow default_overflow = overflow::saturate;
-
-  basic_f8_fnuz() = default;
-  STRATA_HOST_DEVICE constexpr explicit basic_f8_fnuz(float x) noexcept
-      : bits_(encode(detail::fp::bits_of(x), default_overflow)) {}
-  STRATA_HOST_DEVICE constexpr explicit basic_f8_fnuz(double x) noexcept
-      : bits_(encode(detail::fp::bits_of(x), default_overflow)) {}
-
-  STRATA_HOST_DEVICE static constexpr basic_f8_fnuz from_float(float x, overflow ov = default_overflow) noexcept {
-    return from_bits(encode(detail::fp::bits_of(x), ov));
-  }
-  STRATA_HOST_DEVICE static constexpr basic_f8_fnuz from_double(double x, overflow ov = default_overflow) noexcept {
-    return from_bits(encode(detail::fp::bits_of(x), ov));
-  }
-  STRATA_HOST_DEVICE static constexpr basic_f8_fnuz from_bits(storage_type bits) noexcept {
-    basic_f8_fnuz r{};
-    r.bits_ = bits;
-    return r;
-  }
-  STRATA_HOST_DEVICE constexpr storage_type bits() const noexcept { return bits_; }
-  STRATA_HOST_DEVICE constexpr bool is_nan() const noexcept { return bits_ == nan_bits; }
-
-  STRATA_HOST_DEVICE constexpr explicit operator float() const noexcept {
-    if (bits_ == nan_bits) return detail::fp::bit_cast<float>(0x7FC00000u);
-    return detail::fp::to_float<fmt>(bits_);
-  }
-  STRATA_HOST_DEVICE constexpr explicit operator double() const noexcept { return double(float(*this)); }
-
- private:
-  storage_type bits_;
+  using base::base;
+  STRATA_HOST_DEVICE constexpr bool is_nan() const noexcept { return this->bits() == nan_bits; }
 };
 
 using f8_e4m3_fnuz = basic_f8_fnuz<f8_fnuz_kind::e4m3>;
