@@ -27,6 +27,8 @@
 
 #include "strata/attention.hpp"
 
+#include "command_line.hpp"
+
 namespace A = strata::attn;
 
 namespace {
@@ -37,61 +39,46 @@ struct args {
   strata::dtype type = strata::dtype::fp16;
 };
 
-[[noreturn]] void usage(const std::string& why) {
-  std::fprintf(stderr,
-               "attention: %s\nusage: attention --batch B --heads H --heads-k HK --seqlen-q SQ --seqlen-k SK --dim D "
-               "[--causal] [--window L,R] [--dtype fp16|bf16|fp32|e4m3] [--check] [--bench]\n",
-               why.c_str());
-  std::exit(2);
-}
-
-int positive(const char* flag, const char* v, int lo) {
-  char* end = nullptr;
-  const long x = std::strtol(v, &end, 10);
-  if (!*v || *end || x < lo || x > (1L << 30)) usage(std::string(flag) + " needs an integer >= " + std::to_string(lo) + ", got '" + v + "'");
-  return static_cast<int>(x);
-}
-
 args parse(int argc, char** argv) {
   args a;
   bool hk_given = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string f = argv[i];
-    auto val = [&]() -> const char* {
-      if (i + 1 >= argc) usage(f + " needs a value");
-      return argv[++i];
-    };
-    if (f == "--batch") a.batch = positive("--batch", val(), 1);
-    else if (f == "--heads") a.heads = positive("--heads", val(), 1);
-    else if (f == "--heads-k") a.heads_k = positive("--heads-k", val(), 1), hk_given = true;
-    else if (f == "--seqlen-q") a.sq = positive("--seqlen-q", val(), 1);
-    else if (f == "--seqlen-k") a.sk = positive("--seqlen-k", val(), 1);
-    else if (f == "--dim") a.dim = positive("--dim", val(), 1);
-    else if (f == "--causal") a.causal = true;
-    else if (f == "--check") a.check = true;
-    else if (f == "--bench") a.bench = true;
-    else if (f == "--window") {
-      const std::string w = val();
+  strata_examples::command_line cl(
+      "attention",
+      "usage: attention --batch B --heads H --heads-k HK --seqlen-q SQ --seqlen-k SK "
+      "--dim D [--causal] [--window L,R] [--dtype fp16|bf16|fp32|e4m3] [--check] [--bench]",
+      argc, argv, strata_examples::usage_shown::after_errors);
+  constexpr long long max_extent = 1LL << 30;
+  while (cl.next()) {
+    if (cl.is("--batch")) a.batch = cl.integer<int>(1, max_extent);
+    else if (cl.is("--heads")) a.heads = cl.integer<int>(1, max_extent);
+    else if (cl.is("--heads-k")) a.heads_k = cl.integer<int>(1, max_extent), hk_given = true;
+    else if (cl.is("--seqlen-q")) a.sq = cl.integer<int>(1, max_extent);
+    else if (cl.is("--seqlen-k")) a.sk = cl.integer<int>(1, max_extent);
+    else if (cl.is("--dim")) a.dim = cl.integer<int>(1, max_extent);
+    else if (cl.is("--causal")) a.causal = true;
+    else if (cl.is("--check")) a.check = true;
+    else if (cl.is("--bench")) a.bench = true;
+    else if (cl.is("--window")) {
+      const std::string w = cl.value();
       const auto comma = w.find(',');
-      if (comma == std::string::npos) usage("--window needs L,R (e.g. 128,0; -1 for unbounded)");
-      char *e1 = nullptr, *e2 = nullptr;
-      const std::string l = w.substr(0, comma), r = w.substr(comma + 1);
-      const long lv = std::strtol(l.c_str(), &e1, 10), rv = std::strtol(r.c_str(), &e2, 10);
-      if (l.empty() || r.empty() || *e1 || *e2 || lv < -1 || rv < -1 || lv > (1L << 30) || rv > (1L << 30))
-        usage("--window sides must be integers >= -1, got '" + w + "'");
-      a.wl = static_cast<int>(lv), a.wr = static_cast<int>(rv);
-    } else if (f == "--dtype") {
+      if (comma == std::string::npos) cl.fail("--window needs L,R (e.g. 128,0; -1 for unbounded)");
+      const auto l = strata_examples::parse_integer(w.substr(0, comma), -1, max_extent);
+      const auto r = strata_examples::parse_integer(w.substr(comma + 1), -1, max_extent);
+      if (!l || !r) cl.fail("--window sides must be integers >= -1, got '" + w + "'");
+      a.wl = static_cast<int>(*l), a.wr = static_cast<int>(*r);
+    } else if (cl.is("--dtype")) {
       using D = strata::dtype;
       std::string why;
-      const auto t = strata::try_parse_dtype(val(), {D::fp16, D::bf16, D::fp32, D::e4m3}, &why);
-      if (!t) usage("--dtype " + why);
+      const auto t = strata::try_parse_dtype(cl.value(), {D::fp16, D::bf16, D::fp32, D::e4m3}, &why);
+      if (!t) cl.fail("--dtype " + why);
       a.type = *t;  // attention takes strata::dtype itself
-    } else usage("unknown argument '" + f + "'");
+    } else cl.unknown();
   }
   if (!hk_given) a.heads_k = a.heads;
   if (a.heads % a.heads_k != 0)
-    usage("--heads-k (" + std::to_string(a.heads_k) + ") must divide --heads (" + std::to_string(a.heads) + ")");
-  if (!A::supported_dims(a.dim, a.dim)) usage("--dim must be 32, 64, 96, 128, 192, 256 or 512, got " + std::to_string(a.dim));
+    cl.fail("--heads-k (" + std::to_string(a.heads_k) + ") must divide --heads (" + std::to_string(a.heads) + ")");
+  if (!A::supported_dims(a.dim, a.dim))
+    cl.fail("--dim must be 32, 64, 96, 128, 192, 256 or 512, got " + std::to_string(a.dim));
   return a;
 }
 

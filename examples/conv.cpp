@@ -27,6 +27,7 @@
 
 #include <strata/conv.hpp>
 
+#include "command_line.hpp"
 #include "conv_layers.hpp"
 #include "random_inputs.hpp"
 
@@ -34,34 +35,19 @@ namespace sc = strata::ops::conv;
 
 namespace {
 
-[[noreturn]] void usage(const std::string& why) {
-  std::fprintf(stderr,
-               "conv: %s\nusage: conv --n N --h H --w W --c C --k K --r R --s S [--d D --t T] [--stride 1,1] [--pad 1,1]\n"
-               "            [--pad-end 1,1] [--dilation 1,1] [--groups G] [--dtype fp16|bf16|fp32|tf32|int8]\n"
-               "            [--pass fprop|dgrad|wgrad|all] [--layout nhwc|nchw] [--epilogue none|bias_relu] [--check] [--bench]\n"
-               "       conv --resnet50|--unet [--n N] [--dtype ...] [--pass ...] [--check] [--bench]\n",
-               why.c_str());
-  std::exit(2);
-}
+constexpr long long max_number = (1LL << 31) - 1;
 
-long long number(const std::string& flag, const std::string& v, long long lo = 0) {
-  char* end = nullptr;
-  const long long x = std::strtoll(v.c_str(), &end, 10);
-  if (v.empty() || *end || x < lo || x > (1LL << 31) - 1)
-    usage(flag + " takes a number from " + std::to_string(lo) + " to 2^31-1, got '" + v + "'");
-  return x;
-}
-
-/// "a", "a,b" (h, w) or "a,b,c" (d, h, w).
-sc::spatial triple(const std::string& flag, const std::string& v, long long lo) {
+/// "a", "a,b" (h, w) or "a,b,c" (d, h, w): the flag's value, each at least `lo`.
+sc::spatial triple(strata_examples::command_line& cl, long long lo) {
+  const std::string v = cl.value();
   std::vector<int> xs;
   std::stringstream in(v);
   std::string item;
-  while (std::getline(in, item, ',')) xs.push_back(int(number(flag, item, lo)));
+  while (std::getline(in, item, ',')) xs.push_back(cl.integer<int>(item, lo, max_number));
   if (xs.size() == 1) return {xs[0], xs[0], xs[0]};
   if (xs.size() == 2) return {1, xs[0], xs[1]};
   if (xs.size() == 3) return {xs[0], xs[1], xs[2]};
-  usage(flag + " takes 1, 2 (h,w) or 3 (d,h,w) comma-separated values, got '" + v + "'");
+  cl.fail(cl.flag() + " takes 1, 2 (h,w) or 3 (d,h,w) comma-separated values, got '" + v + "'");
 }
 
 using strata_examples::random_values;
@@ -173,61 +159,63 @@ int main(int argc, char** argv) {
   sc::spatial pad_end{-1, -1, -1};
   std::string dtype = "fp16", pass = "fprop", layout = "nhwc", epilogue = "none", net;
   settings st;
-  for (int i = 1; i < argc; ++i) {
-    const std::string f = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) usage(f + " needs a value");
-      return argv[++i];
-    };
-    if (f == "--n") n = number(f, value(), 1);
-    else if (f == "--h") h = number(f, value(), 1);
-    else if (f == "--w") w = number(f, value(), 1);
-    else if (f == "--d") d = number(f, value(), 1);
-    else if (f == "--c") c = number(f, value(), 1);
-    else if (f == "--k") k = number(f, value(), 1);
-    else if (f == "--r") r = number(f, value(), 1);
-    else if (f == "--s") s = number(f, value(), 1);
-    else if (f == "--t") t = number(f, value(), 1);
-    else if (f == "--groups") groups = number(f, value(), 1);
-    else if (f == "--stride") stride = triple(f, value(), 1);
-    else if (f == "--pad") pad = triple(f, value(), 0);
-    else if (f == "--pad-end") pad_end = triple(f, value(), 0);
-    else if (f == "--dilation") dilation = triple(f, value(), 1);
-    else if (f == "--dtype") dtype = value();
-    else if (f == "--pass") pass = value();
-    else if (f == "--layout") layout = value();
-    else if (f == "--epilogue") epilogue = value();
-    else if (f == "--check") st.check = true;
-    else if (f == "--bench") st.bench = true;
-    else if (f == "--resnet50") net = "resnet50";
-    else if (f == "--unet") net = "unet";
-    else usage("unknown argument '" + f + "'");
+  strata_examples::command_line cl(
+      "conv",
+      "usage: conv --n N --h H --w W --c C --k K --r R --s S [--d D --t T] [--stride 1,1] [--pad 1,1]\n"
+      "            [--pad-end 1,1] [--dilation 1,1] [--groups G] [--dtype fp16|bf16|fp32|tf32|int8]\n"
+      "            [--pass fprop|dgrad|wgrad|all] [--layout nhwc|nchw] [--epilogue none|bias_relu] [--check] [--bench]\n"
+      "       conv --resnet50|--unet [--n N] [--dtype ...] [--pass ...] [--check] [--bench]",
+      argc, argv, strata_examples::usage_shown::after_errors);
+  while (cl.next()) {
+    if (cl.is("--n")) n = cl.integer(1, max_number);
+    else if (cl.is("--h")) h = cl.integer(1, max_number);
+    else if (cl.is("--w")) w = cl.integer(1, max_number);
+    else if (cl.is("--d")) d = cl.integer(1, max_number);
+    else if (cl.is("--c")) c = cl.integer(1, max_number);
+    else if (cl.is("--k")) k = cl.integer(1, max_number);
+    else if (cl.is("--r")) r = cl.integer(1, max_number);
+    else if (cl.is("--s")) s = cl.integer(1, max_number);
+    else if (cl.is("--t")) t = cl.integer(1, max_number);
+    else if (cl.is("--groups")) groups = cl.integer(1, max_number);
+    else if (cl.is("--stride")) stride = triple(cl, 1);
+    else if (cl.is("--pad")) pad = triple(cl, 0);
+    else if (cl.is("--pad-end")) pad_end = triple(cl, 0);
+    else if (cl.is("--dilation")) dilation = triple(cl, 1);
+    else if (cl.is("--dtype")) dtype = cl.value();
+    else if (cl.is("--pass")) pass = cl.value();
+    else if (cl.is("--layout")) layout = cl.value();
+    else if (cl.is("--epilogue")) epilogue = cl.value();
+    else if (cl.is("--check")) st.check = true;
+    else if (cl.is("--bench")) st.bench = true;
+    else if (cl.is("--resnet50")) net = "resnet50";
+    else if (cl.is("--unet")) net = "unet";
+    else cl.unknown();
   }
   using D = strata::dtype;
   std::string why;
   const auto type = strata::try_parse_dtype(dtype, {D::fp32, D::tf32, D::fp16, D::bf16, D::int8}, &why);
-  if (!type) usage("--dtype " + why);
+  if (!type) cl.fail("--dtype " + why);
   if (*type == D::fp32) st.in = st.out = strata::dtype::fp32;
   else if (*type == D::tf32) st.in = st.out = strata::dtype::fp32, st.tf32 = true;
   else if (*type == D::fp16) st.in = st.out = strata::dtype::fp16;
   else if (*type == D::bf16) st.in = st.out = strata::dtype::bf16;
   else st.in = strata::dtype::int8, st.out = strata::dtype::int32;
-  if (layout != "nhwc" && layout != "nchw") usage("--layout must be nhwc or nchw, got '" + layout + "'");
+  if (layout != "nhwc" && layout != "nchw") cl.fail("--layout must be nhwc or nchw, got '" + layout + "'");
   st.nchw = layout == "nchw";
-  if (epilogue != "none" && epilogue != "bias_relu") usage("--epilogue must be none or bias_relu, got '" + epilogue + "'");
+  if (epilogue != "none" && epilogue != "bias_relu") cl.fail("--epilogue must be none or bias_relu, got '" + epilogue + "'");
   st.bias_relu = epilogue == "bias_relu";
   std::vector<sc::kind> kinds;
   if (pass == "fprop" || pass == "all") kinds.push_back(sc::kind::fprop);
   if (pass == "dgrad" || pass == "all") kinds.push_back(sc::kind::dgrad);
   if (pass == "wgrad" || pass == "all") kinds.push_back(sc::kind::wgrad);
-  if (kinds.empty()) usage("--pass must be fprop, dgrad, wgrad or all, got '" + pass + "'");
+  if (kinds.empty()) cl.fail("--pass must be fprop, dgrad, wgrad or all, got '" + pass + "'");
 
   std::vector<strata_examples::conv_layer> layers;
   if (!net.empty()) {
     const int batch = n < 0 ? 1 : int(n);
     layers = net == "resnet50" ? strata_examples::resnet50_layers(batch) : strata_examples::unet_layers(batch);
   } else {
-    if (n < 0 || h < 0 || w < 0 || c < 0 || k < 0 || r < 0 || s < 0) usage("--n, --h, --w, --c, --k, --r and --s are required");
+    if (n < 0 || h < 0 || w < 0 || c < 0 || k < 0 || r < 0 || s < 0) cl.fail("--n, --h, --w, --c, --k, --r and --s are required");
     sc::problem p{.n = int(n), .c = int(c), .k = int(k), .groups = int(groups), .input = {int(d), int(h), int(w)},
                   .filter = {int(t), int(r), int(s)}, .stride = stride, .pad = pad,
                   .pad_end = pad_end.d < 0 ? pad : pad_end, .dilation = dilation};
@@ -246,14 +234,14 @@ int main(int argc, char** argv) {
         const double in_el = double(p.n) * p.input.d * p.input.h * p.input.w * p.c;
         const double out_el = double(p.n) * oe.d * oe.h * oe.w * p.k;
         const double w_el = double(p.k) * p.taps() * (p.groups > 0 ? p.c / p.groups : 0);
-        if (in_el + out_el + w_el > 4e8) usage("the tensors would need more than ~1.6 GB; choose smaller sizes");
+        if (in_el + out_el + w_el > 4e8) cl.fail("the tensors would need more than ~1.6 GB; choose smaller sizes");
         if (p.groups > 0 && p.c % p.groups == 0 && oe.d > 0 && oe.h > 0 && oe.w > 0) {
           const double macs = out_el * p.taps() * (p.c / p.groups);
 #if STRATA_BACKEND_HOST
           if (macs > 2147483648.0)
-            usage(layer.name + ": " + std::to_string((long long)macs) +
-                  " multiply-adds is too large for the CPU emulator (limit 2^31, a few minutes); choose smaller sizes "
-                  "or build for a GPU (-DSTRATA_ENABLE_CUDA=ON / -DSTRATA_ENABLE_HIP=ON)");
+            cl.fail(layer.name + ": " + std::to_string((long long)macs) +
+                    " multiply-adds is too large for the CPU emulator (limit 2^31, a few minutes); choose smaller sizes "
+                    "or build for a GPU (-DSTRATA_ENABLE_CUDA=ON / -DSTRATA_ENABLE_HIP=ON)");
 #endif
           (void)macs;
         }

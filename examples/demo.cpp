@@ -9,8 +9,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -20,6 +18,7 @@
 #include "../test/kernels/block_reduce.hpp"
 #include "../test/kernels/transpose.hpp"
 #include "../test/kernels/warp_scan.hpp"
+#include "command_line.hpp"
 
 namespace arch = strata::arch;
 using namespace strata_test;
@@ -121,32 +120,13 @@ void run_all(long long n) {
 int main(int argc, char** argv) {
   long long n = 1 << 20;
   std::string emulate = "";
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "strata_demo: %s needs a value\n", a.c_str());
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (a == "--n") {
-      const std::string v = value();
-      char* end = nullptr;
-      n = std::strtoll(v.c_str(), &end, 10);
-      if (*end || n < 1 || n > (1LL << 28)) {
-        std::fprintf(stderr, "strata_demo: --n must be an integer in [1, 2^28], got '%s'\n", v.c_str());
-        return 2;
-      }
-    } else if (a == "--emulate") {
-      emulate = value();
-    } else if (a == "--help" || a == "-h") {
-      std::printf("usage: strata_demo [--n N] [--emulate host|sm80|sm90a|sm100a|gfx90a|gfx942|gfx950]\n");
-      return 0;
-    } else {
-      std::fprintf(stderr, "strata_demo: unknown argument '%s' (try --help)\n", a.c_str());
-      return 2;
-    }
+  strata_examples::command_line cl(
+      "strata_demo", "usage: strata_demo [--n N] [--emulate host|sm80|sm90a|sm100a|gfx90a|gfx942|gfx950]",
+      argc, argv);
+  while (cl.next()) {
+    if (cl.is("--n")) n = cl.integer(1, 1LL << 28);
+    else if (cl.is("--emulate")) emulate = cl.value();
+    else cl.unknown();
   }
 
   try {
@@ -154,30 +134,16 @@ int main(int argc, char** argv) {
     std::printf("Strata %s demo on the %s backend: %s (%s, %d units, warp %d, %d chiplet(s))\n", STRATA_VERSION_STRING,
                 strata::to_string(strata::compiled_backend), p.name.c_str(), p.arch.c_str(), p.multiprocessor_count,
                 p.warp_size, p.chiplets);
-#if STRATA_BACKEND_HOST
-    if (emulate.empty() || emulate == "host") { std::printf("kernels run as target host\n"); run_all<arch::host>(n); }
-    else if (emulate == "sm80") { std::printf("kernels run as target sm80\n"); run_all<arch::sm80>(n); }
-    else if (emulate == "sm90a") { std::printf("kernels run as target sm90a\n"); run_all<arch::sm90a>(n); }
-    else if (emulate == "sm100a") { std::printf("kernels run as target sm100a\n"); run_all<arch::sm100a>(n); }
-    else if (emulate == "gfx90a") { std::printf("kernels run as target gfx90a\n"); run_all<arch::gfx90a>(n); }
-    else if (emulate == "gfx942") { std::printf("kernels run as target gfx942\n"); run_all<arch::gfx942>(n); }
-    else if (emulate == "gfx950") { std::printf("kernels run as target gfx950\n"); run_all<arch::gfx950>(n); }
-    else {
-      std::fprintf(stderr, "strata_demo: --emulate takes host, sm80, sm90a, sm100a, gfx90a, gfx942 or gfx950, got '%s'\n",
-                   emulate.c_str());
-      return 2;
-    }
-#else
-    if (!emulate.empty()) {
-      std::fprintf(stderr, "strata_demo: --emulate needs the host backend; this build runs on the GPU\n");
-      return 2;
-    }
-#if STRATA_BACKEND_CUDA
-    run_all<arch::sm80>(n);
-#else
-    run_all<arch::gfx942>(n);
-#endif
-#endif
+    // On a GPU the kernels run as sm80 (CUDA) or gfx942 (HIP); the emulator says which target it runs.
+    using emulated = strata_examples::targets<arch::host, arch::sm80, arch::sm90a, arch::sm100a, arch::gfx90a,
+                                              arch::gfx942, arch::gfx950>;
+    strata_examples::run_on_target<arch::sm80, arch::gfx942>(
+        cl.program(), emulate, emulated{}, [&](auto target) {
+          using Target = decltype(target);
+          if (STRATA_BACKEND_HOST)
+            std::printf("kernels run as target %s\n", std::string(Target::name).c_str());
+          run_all<Target>(n);
+        });
   } catch (const std::exception& e) {
     std::printf("error: %s\nFAIL\n", e.what());
     return 1;

@@ -13,7 +13,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -22,30 +21,11 @@
 #include <strata/embedding.hpp>
 #include <strata/ops/embedding/reference.hpp>
 
+#include "command_line.hpp"
+
 namespace E = strata::embedding;
 
 namespace {
-
-[[noreturn]] void usage_error(const std::string& msg) {
-  std::fprintf(stderr, "strata_example_embedding: %s (try --help)\n", msg.c_str());
-  std::exit(2);
-}
-
-long long parse_int(const std::string& name, const std::string& v, long long lo, long long hi) {
-  char* end = nullptr;
-  errno = 0;
-  const long long x = std::strtoll(v.c_str(), &end, 10);
-  if (v.empty() || *end || errno == ERANGE || x < lo || x > hi)
-    usage_error(name + " must be an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got '" + v + "'");
-  return x;
-}
-double parse_real(const std::string& name, const std::string& v, double lo, double hi) {
-  char* end = nullptr;
-  const double x = std::strtod(v.c_str(), &end);
-  if (v.empty() || *end || !(x >= lo && x <= hi))
-    usage_error(name + " must be a number in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got '" + v + "'");
-  return x;
-}
 
 /// Row `rank` of a Zipf(s) law over n rows, by inverting the continuous power law (good enough for a
 /// synthetic workload; exact for the tail, within a rank or so at the head).
@@ -102,52 +82,48 @@ int main(int argc, char** argv) {
   E::pooling mode = E::pooling::sum;
   E::scalar fmt = E::scalar::fp16;
   bool check = false, bench = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) usage_error(a + " needs a value");
-      return argv[++i];
-    };
-    if (a == "--tables") T = parse_int(a, value(), 1, 4096);
-    else if (a == "--rows") R = parse_int(a, value(), 1, 1LL << 40);
-    else if (a == "--dim") D = parse_int(a, value(), 1, 1 << 16);
-    else if (a == "--batch") B = parse_int(a, value(), 0, 1LL << 31);
-    else if (a == "--pooling-factor") L = parse_int(a, value(), 0, 1 << 20);
-    else if (a == "--seed") seed = parse_int(a, value(), 0, 1LL << 62);
-    else if (a == "--zipf") zipf_s = parse_real(a, value(), 0.0, 10.0);
-    else if (a == "--max-gb") max_gb = parse_real(a, value(), 0.001, 1e6);
-    else if (a == "--check") check = true;
-    else if (a == "--bench") bench = true;
-    else if (a == "--pooling") {
-      const std::string v = value();
+  strata_examples::command_line cl(
+      "strata_example_embedding",
+      "usage: strata_example_embedding --tables T --rows R --dim D --batch B --pooling-factor L\n"
+      "         [--pooling sum|mean|max|none] [--dtype fp32|fp16|bf16|fp8|int8|int4] [--zipf S]\n"
+      "         [--seed N] [--max-gb G] [--check] [--bench]",
+      argc, argv);
+  while (cl.next()) {
+    if (cl.is("--tables")) T = cl.integer(1, 4096);
+    else if (cl.is("--rows")) R = cl.integer(1, 1LL << 40);
+    else if (cl.is("--dim")) D = cl.integer(1, 1 << 16);
+    else if (cl.is("--batch")) B = cl.integer(0, 1LL << 31);
+    else if (cl.is("--pooling-factor")) L = cl.integer(0, 1 << 20);
+    else if (cl.is("--seed")) seed = cl.integer(0, 1LL << 62);
+    else if (cl.is("--zipf")) zipf_s = cl.real(0.0, 10.0);
+    else if (cl.is("--max-gb")) max_gb = cl.real(0.001, 1e6);
+    else if (cl.is("--check")) check = true;
+    else if (cl.is("--bench")) bench = true;
+    else if (cl.is("--pooling")) {
+      const std::string v = cl.value();
       if (v == "sum") mode = E::pooling::sum;
       else if (v == "mean") mode = E::pooling::mean;
       else if (v == "max") mode = E::pooling::max;
       else if (v == "none") mode = E::pooling::none;
-      else usage_error("--pooling takes sum, mean, max or none, got '" + v + "'");
-    } else if (a == "--dtype") {
+      else cl.fail("--pooling takes sum, mean, max or none, got '" + v + "'");
+    } else if (cl.is("--dtype")) {
       // int8 and int4 are the row-wise quantized formats (a scale and bias per row); fp8 is e4m3.
       using D = strata::dtype;
       std::string why;
-      const auto t = strata::try_parse_dtype(value(), {D::fp32, D::fp16, D::bf16, D::e4m3, D::int8, D::int4}, &why);
-      if (!t) usage_error("--dtype " + why);
+      const auto t = strata::try_parse_dtype(cl.value(), {D::fp32, D::fp16, D::bf16, D::e4m3, D::int8, D::int4}, &why);
+      if (!t) cl.fail("--dtype " + why);
       fmt = *t == D::fp32   ? E::scalar::fp32
             : *t == D::fp16 ? E::scalar::fp16
             : *t == D::bf16 ? E::scalar::bf16
             : *t == D::e4m3 ? E::scalar::fp8_e4m3
             : *t == D::int8 ? E::scalar::int8_rowwise
                             : E::scalar::int4_rowwise;
-    } else if (a == "--help" || a == "-h") {
-      std::printf("usage: strata_example_embedding --tables T --rows R --dim D --batch B --pooling-factor L\n"
-                  "         [--pooling sum|mean|max|none] [--dtype fp32|fp16|bf16|fp8|int8|int4] [--zipf S]\n"
-                  "         [--seed N] [--max-gb G] [--check] [--bench]\n");
-      return 0;
     } else {
-      usage_error("unknown argument '" + a + "'");
+      cl.unknown();
     }
   }
   if (T < 0 || R < 0 || D < 0 || B < 0 || L < 0)
-    usage_error("--tables, --rows, --dim, --batch and --pooling-factor are required");
+    cl.fail("--tables, --rows, --dim, --batch and --pooling-factor are required");
 
   // Memory the run needs (device and, for --check, host copies), computed in floating point so that
   // huge inputs give a clear error instead of an overflow.

@@ -27,26 +27,12 @@
 
 #include <strata/gemm.hpp>
 
+#include "command_line.hpp"
 #include "random_inputs.hpp"
 
 namespace sg = strata::ops::gemm;
 
 namespace {
-
-[[noreturn]] void usage(const std::string& why) {
-  std::fprintf(stderr,
-               "gemm: %s\nusage: gemm --m M --n N --k K [--dtype fp32|tf32|fp16|bf16|int8|e4m3|e5m2] [--layout nn|nt|tn|tt]\n"
-               "            [--batch B] [--epilogue none|bias_relu] [--scales tensor|rowcol] [--check] [--bench]\n",
-               why.c_str());
-  std::exit(2);
-}
-
-long long number(const char* flag, const char* v) {
-  char* end = nullptr;
-  const long long x = std::strtoll(v, &end, 10);
-  if (!*v || *end || x < 0 || x > (1LL << 31) - 1) usage(std::string(flag) + " takes a number from 0 to 2^31-1, got '" + v + "'");
-  return x;
-}
 
 using strata_examples::random_values;
 
@@ -162,39 +148,40 @@ int main(int argc, char** argv) {
   long long m = -1, n = -1, k = -1, batch = 1;
   std::string dtype = "bf16", layout = "nn", epi = "none", scales = "tensor";
   bool check = false, bench = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string f = argv[i];
-    auto value = [&]() -> const char* {
-      if (i + 1 >= argc) usage(f + " needs a value");
-      return argv[++i];
-    };
-    if (f == "--m") m = number("--m", value());
-    else if (f == "--n") n = number("--n", value());
-    else if (f == "--k") k = number("--k", value());
-    else if (f == "--batch") batch = number("--batch", value());
-    else if (f == "--dtype") dtype = value();
-    else if (f == "--layout") layout = value();
-    else if (f == "--epilogue") epi = value();
-    else if (f == "--scales") scales = value();
-    else if (f == "--check") check = true;
-    else if (f == "--bench") bench = true;
-    else usage("unknown argument '" + f + "'");
+  strata_examples::command_line cl(
+      "gemm",
+      "usage: gemm --m M --n N --k K [--dtype fp32|tf32|fp16|bf16|int8|e4m3|e5m2] [--layout nn|nt|tn|tt]\n"
+      "            [--batch B] [--epilogue none|bias_relu] [--scales tensor|rowcol] [--check] [--bench]",
+      argc, argv, strata_examples::usage_shown::after_errors);
+  constexpr long long max_number = (1LL << 31) - 1;
+  while (cl.next()) {
+    if (cl.is("--m")) m = cl.integer(0, max_number);
+    else if (cl.is("--n")) n = cl.integer(0, max_number);
+    else if (cl.is("--k")) k = cl.integer(0, max_number);
+    else if (cl.is("--batch")) batch = cl.integer(0, max_number);
+    else if (cl.is("--dtype")) dtype = cl.value();
+    else if (cl.is("--layout")) layout = cl.value();
+    else if (cl.is("--epilogue")) epi = cl.value();
+    else if (cl.is("--scales")) scales = cl.value();
+    else if (cl.is("--check")) check = true;
+    else if (cl.is("--bench")) bench = true;
+    else cl.unknown();
   }
-  if (m < 0 || n < 0 || k < 0) usage("--m, --n and --k are required");
-  if (batch < 1 || batch > 65535) usage("--batch must be 1..65535");
+  if (m < 0 || n < 0 || k < 0) cl.fail("--m, --n and --k are required");
+  if (batch < 1 || batch > 65535) cl.fail("--batch must be 1..65535");
   if (layout.size() != 2 || (layout[0] != 'n' && layout[0] != 't') || (layout[1] != 'n' && layout[1] != 't'))
-    usage("--layout must be nn, nt, tn or tt, got '" + layout + "'");
-  if (epi != "none" && epi != "bias_relu") usage("--epilogue must be none or bias_relu, got '" + epi + "'");
-  if (scales != "tensor" && scales != "rowcol") usage("--scales must be tensor or rowcol, got '" + scales + "'");
+    cl.fail("--layout must be nn, nt, tn or tt, got '" + layout + "'");
+  if (epi != "none" && epi != "bias_relu") cl.fail("--epilogue must be none or bias_relu, got '" + epi + "'");
+  if (scales != "tensor" && scales != "rowcol") cl.fail("--scales must be tensor or rowcol, got '" + scales + "'");
   const double work = double(m) * n * k * batch;
   const double elements = double(m) * std::max(n, k) * batch + double(k) * n * batch;
-  if (elements > 4e8) usage("the operands would need more than ~1.6 GB; choose smaller sizes");
+  if (elements > 4e8) cl.fail("the operands would need more than ~1.6 GB; choose smaller sizes");
 #if STRATA_BACKEND_HOST
   // The emulator runs about 1e8 multiply-adds a second on this kind of machine; 2^31 is minutes.
   if (work > 2147483648.0)
-    usage("M*N*K*batch = " + std::to_string((long long)work) +
-          " multiply-adds is too large for the CPU emulator (limit 2^31, a few minutes); choose smaller sizes or "
-          "build for a GPU (-DSTRATA_ENABLE_CUDA=ON / -DSTRATA_ENABLE_HIP=ON)");
+    cl.fail("M*N*K*batch = " + std::to_string((long long)work) +
+            " multiply-adds is too large for the CPU emulator (limit 2^31, a few minutes); choose smaller sizes or "
+            "build for a GPU (-DSTRATA_ENABLE_CUDA=ON / -DSTRATA_ENABLE_HIP=ON)");
   // The double reference is K multiply-adds per element as well; the same bound covers it.
 #endif
   const bool ta = layout[0] == 't', tb = layout[1] == 't', br = epi == "bias_relu";
@@ -202,7 +189,7 @@ int main(int argc, char** argv) {
   using D = strata::dtype;
   std::string why;
   const auto type = strata::try_parse_dtype(dtype, {D::fp32, D::tf32, D::fp16, D::bf16, D::int8, D::e4m3, D::e5m2}, &why);
-  if (!type) usage("--dtype " + why);
+  if (!type) cl.fail("--dtype " + why);
   const bool rc = scales == "rowcol";
   try {
     switch (*type) {

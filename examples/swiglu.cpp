@@ -19,13 +19,14 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <exception>
 #include <random>
 #include <string>
 #include <vector>
 
 #include <strata/gemm.hpp>
+
+#include "command_line.hpp"
 
 namespace swiglu {
 
@@ -198,44 +199,23 @@ bool run(const problem& pr) {
 // The largest extent the example accepts, and the work the CPU emulator is allowed (a few minutes).
 constexpr long max_extent = 1 << 16;
 
-int parse_extent(const char* flag, const std::string& v) {
-  char* end = nullptr;
-  const long n = std::strtol(v.c_str(), &end, 10);
-  if (v.empty() || *end || n < 1 || n > max_extent) {
-    std::fprintf(stderr, "strata_example_swiglu: %s must be an integer in [1, %ld], got '%s'\n", flag, max_extent,
-                 v.c_str());
-    std::exit(2);
-  }
-  return static_cast<int>(n);
-}
-
 }  // namespace swiglu
 
 int main(int argc, char** argv) {
   swiglu::problem pr;
   std::string emulate;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "strata_example_swiglu: %s needs a value\n", arg.c_str());
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (arg == "--tokens") pr.tokens = swiglu::parse_extent("--tokens", value());
-    else if (arg == "--d-model") pr.d_model = swiglu::parse_extent("--d-model", value());
-    else if (arg == "--d-ff") pr.d_ff = swiglu::parse_extent("--d-ff", value());
-    else if (arg == "--check") pr.check = true;
-    else if (arg == "--emulate") emulate = value();
-    else if (arg == "--help" || arg == "-h") {
-      std::printf("usage: strata_example_swiglu [--tokens T] [--d-model D] [--d-ff F] [--check]\n"
-                  "                             [--emulate host|sm80|gfx90a|gfx942]\n");
-      return 0;
-    } else {
-      std::fprintf(stderr, "strata_example_swiglu: unknown argument '%s' (try --help)\n", arg.c_str());
-      return 2;
-    }
+  strata_examples::command_line cl(
+      "strata_example_swiglu",
+      "usage: strata_example_swiglu [--tokens T] [--d-model D] [--d-ff F] [--check]\n"
+      "                             [--emulate host|sm80|gfx90a|gfx942]",
+      argc, argv);
+  while (cl.next()) {
+    if (cl.is("--tokens")) pr.tokens = cl.integer<int>(1, swiglu::max_extent);
+    else if (cl.is("--d-model")) pr.d_model = cl.integer<int>(1, swiglu::max_extent);
+    else if (cl.is("--d-ff")) pr.d_ff = cl.integer<int>(1, swiglu::max_extent);
+    else if (cl.is("--check")) pr.check = true;
+    else if (cl.is("--emulate")) emulate = cl.value();
+    else cl.unknown();
   }
   // Three products of tokens x d_model x d_ff multiply-adds, plus the same again for the reference.
   const double work = 3.0 * pr.tokens * pr.d_model * pr.d_ff;
@@ -251,28 +231,12 @@ int main(int argc, char** argv) {
 
   bool ok = false;
   try {
-#if STRATA_BACKEND_HOST
     namespace arch = strata::arch;
-    if (emulate.empty() || emulate == "host") ok = swiglu::run<arch::host>(pr);
-    else if (emulate == "sm80") ok = swiglu::run<arch::sm80>(pr);
-    else if (emulate == "gfx90a") ok = swiglu::run<arch::gfx90a>(pr);
-    else if (emulate == "gfx942") ok = swiglu::run<arch::gfx942>(pr);
-    else {
-      std::fprintf(stderr, "strata_example_swiglu: --emulate takes host, sm80, gfx90a or gfx942, got '%s'\n",
-                   emulate.c_str());
-      return 2;
-    }
-#else
-    if (!emulate.empty()) {
-      std::fprintf(stderr, "strata_example_swiglu: --emulate needs the host backend; this build runs on the GPU\n");
-      return 2;
-    }
-#if STRATA_BACKEND_CUDA
-    ok = swiglu::run<strata::arch::sm80>(pr);  // mma.sync; runs on every sm80+ GPU
-#else
-    ok = swiglu::run<strata::arch::gfx90a>(pr);  // MFMA 32x32x8 bf16; the same opcode on gfx90a and gfx94x
-#endif
-#endif
+    // On a GPU: mma.sync as sm80 (it runs on every sm80+ GPU) and MFMA 32x32x8 bf16 as gfx90a (the same
+    // opcode on gfx90a and gfx94x).
+    ok = strata_examples::run_on_target<arch::sm80, arch::gfx90a>(
+        cl.program(), emulate, strata_examples::targets<arch::host, arch::sm80, arch::gfx90a, arch::gfx942>{},
+        [&](auto target) { return swiglu::run<decltype(target)>(pr); });
   } catch (const std::exception& e) {
     std::printf("error: %s\n", e.what());
     if (pr.check) std::printf("FAIL\n");

@@ -14,13 +14,14 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <random>
 #include <string>
 #include <type_traits>
 #include <vector>
 
 #include <strata/strata.hpp>
+
+#include "command_line.hpp"
 
 namespace tutorial {
 
@@ -239,70 +240,32 @@ bool run(const problem& pr) {
   return wrong == 0;
 }
 
-int parse_extent(const char* flag, const std::string& v) {
-  char* end = nullptr;
-  const long x = std::strtol(v.c_str(), &end, 10);
-  if (v.empty() || *end || x < 1 || x > max_extent) {
-    std::fprintf(stderr, "strata_example_warp_matmul: %s must be an integer in [1, %d], got '%s'\n", flag, max_extent,
-                 v.c_str());
-    std::exit(2);
-  }
-  return static_cast<int>(x);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   problem pr;
   std::string emulate;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "strata_example_warp_matmul: %s needs a value\n", arg.c_str());
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (arg == "--m") pr.m = parse_extent("--m", value());
-    else if (arg == "--n") pr.n = parse_extent("--n", value());
-    else if (arg == "--k") pr.k = parse_extent("--k", value());
-    else if (arg == "--check") pr.check = true;
-    else if (arg == "--emulate") emulate = value();
-    else if (arg == "--help" || arg == "-h") {
-      std::printf("usage: strata_example_warp_matmul [--m M] [--n N] [--k K] [--check] "
-                  "[--emulate host|sm80|gfx90a|gfx942]\n");
-      return 0;
-    } else {
-      std::fprintf(stderr, "strata_example_warp_matmul: unknown argument '%s' (try --help)\n", arg.c_str());
-      return 2;
-    }
+  strata_examples::command_line cl("strata_example_warp_matmul",
+                                   "usage: strata_example_warp_matmul [--m M] [--n N] [--k K] [--check] "
+                                   "[--emulate host|sm80|gfx90a|gfx942]",
+                                   argc, argv);
+  while (cl.next()) {
+    if (cl.is("--m")) pr.m = cl.integer<int>(1, max_extent);
+    else if (cl.is("--n")) pr.n = cl.integer<int>(1, max_extent);
+    else if (cl.is("--k")) pr.k = cl.integer<int>(1, max_extent);
+    else if (cl.is("--check")) pr.check = true;
+    else if (cl.is("--emulate")) emulate = cl.value();
+    else cl.unknown();
   }
 
   bool ok = false;
   try {
-#if STRATA_BACKEND_HOST
     namespace arch = strata::arch;
-    if (emulate.empty() || emulate == "host") ok = run<arch::host>(pr);
-    else if (emulate == "sm80") ok = run<arch::sm80>(pr);
-    else if (emulate == "gfx90a") ok = run<arch::gfx90a>(pr);
-    else if (emulate == "gfx942") ok = run<arch::gfx942>(pr);
-    else {
-      std::fprintf(stderr, "strata_example_warp_matmul: --emulate takes host, sm80, gfx90a or gfx942, got '%s'\n",
-                   emulate.c_str());
-      return 2;
-    }
-#else
-    if (!emulate.empty()) {
-      std::fprintf(stderr, "strata_example_warp_matmul: --emulate needs the host backend; this build runs on the GPU\n");
-      return 2;
-    }
-#if STRATA_BACKEND_CUDA
-    ok = run<strata::arch::sm80>(pr);  // mma.sync; runs on every sm80+ GPU
-#else
-    ok = run<strata::arch::gfx90a>(pr);  // MFMA 32x32x8 f16; the same opcode on gfx90a and gfx94x
-#endif
-#endif
+    // On a GPU: mma.sync as sm80 (it runs on every sm80+ GPU) and MFMA 32x32x8 f16 as gfx90a (the same
+    // opcode on gfx90a and gfx94x).
+    ok = strata_examples::run_on_target<arch::sm80, arch::gfx90a>(
+        cl.program(), emulate, strata_examples::targets<arch::host, arch::sm80, arch::gfx90a, arch::gfx942>{},
+        [&](auto target) { return run<decltype(target)>(pr); });
   } catch (const std::exception& e) {
     std::printf("error: %s\n", e.what());
     if (pr.check) std::printf("FAIL\n");
