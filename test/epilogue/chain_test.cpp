@@ -230,3 +230,72 @@ TEST_CASE("user-defined ops: parameters, coordinates and a custom conversion", "
   ep::get<leaky_relu>(p).slope = 0.f;
   REQUIRE(ch::apply(-1.f, 0, 50, p) == 128);  // sigmoid(0) = 0.5 -> 128
 }
+
+namespace {
+
+/// apply_pair must give, bit for bit, what two apply() calls give: the kernels' paired stores
+/// (gemm::kernel::store_pairs) rely on it. Random values and the special ones (signed NaN and zero,
+/// Inf, values past the output's range, halfway cases) at neighbouring columns.
+template <class Chain, class Acc = float>
+void check_pairs(const typename Chain::params& p) {
+  using out = typename Chain::output_type;
+  std::vector<Acc> v = {Acc(0), Acc(1), Acc(-1), Acc(3), Acc(-7), Acc(100000), Acc(-100000)};
+  if constexpr (std::is_same_v<Acc, float>) {
+    for (float x : {-0.f, std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+                    std::numeric_limits<float>::quiet_NaN(), -std::numeric_limits<float>::quiet_NaN(), 65520.f,
+                    -65519.f, 1e30f, 3.0e38f, 1.00390625f, 1e-40f, -2.5e-39f})
+      v.push_back(x);
+  }
+  const auto rnd = random_nonzero(64, 180, 0.01, 50.0);
+  for (double x : rnd) v.push_back(Acc(x));
+  for (std::size_t i = 0; i < v.size(); ++i)
+    for (std::size_t j = 0; j < v.size(); j += 3) {
+      const int r = int(i % 5), c = int(2 * (j % 7));
+      const ep::output_pair<out> got = Chain::apply_pair(v[i], v[j], r, c, r, c + 1, p);
+      const out a = Chain::apply(v[i], r, c, p), b = Chain::apply(v[j], r, c + 1, p);
+      INFO("pair " << i << ", " << j);
+      REQUIRE(std::memcmp(&got.first, &a, sizeof(out)) == 0);
+      REQUIRE(std::memcmp(&got.second, &b, sizeof(out)) == 0);
+    }
+}
+
+}  // namespace
+
+TEST_CASE("apply_pair: the same bits as apply on each element, for every output type", "[epilogue][chain][pair]") {
+  static_assert(sizeof(ep::output_pair<bf16>) == 4 && alignof(ep::output_pair<bf16>) == 4);
+  static_assert(sizeof(ep::output_pair<float>) == 8 && alignof(ep::output_pair<float>) == 8);
+  static_assert(sizeof(ep::output_pair<f8_e4m3>) == 2 && alignof(ep::output_pair<f8_e4m3>) == 2);
+  const auto bias = random_nonzero(16, 181);
+  {
+    using ch = ep::chain<ep::alpha_beta<>, ep::bias_col<>, ep::relu, ep::convert_to<bf16>>;
+    check_pairs<ch>(ch::make_params({.alpha = 1.5f}, {bias.data()}, {}, {}));
+  }
+  {
+    using ch = ep::chain<ep::convert_to<f16>>;  // the conversion alone
+    check_pairs<ch>(ch::make_params({}));
+  }
+  {
+    using ch = ep::chain<ep::bias_col<>, ep::convert_to<f16, strata::overflow::propagate>>;
+    check_pairs<ch>(ch::make_params({bias.data()}, {}));
+  }
+  {
+    using ch = ep::chain<ep::alpha_beta<>, ep::convert_to<bf16, strata::overflow::propagate>>;
+    check_pairs<ch>(ch::make_params({.alpha = -2.f}, {}));
+  }
+  {
+    using ch = ep::chain<ep::bias_col<>, ep::convert_to<f8_e4m3>>;
+    check_pairs<ch>(ch::make_params({bias.data()}, {}));
+  }
+  {
+    using ch = ep::chain<ep::alpha_beta<>, ep::convert_to<float>>;
+    check_pairs<ch>(ch::make_params({.alpha = 0.25f}, {}));
+  }
+  {
+    using ch = ep::chain<ep::alpha_beta<>, ep::convert_to<std::int8_t>>;  // int32 accumulators
+    check_pairs<ch, std::int32_t>(ch::make_params({.alpha = 0.5f}, {}));
+  }
+  {
+    using ch = ep::chain<ep::convert_to<bf16>>;  // a narrow accumulator widens first
+    check_pairs<ch, f16>(ch::make_params({}));
+  }
+}

@@ -181,6 +181,22 @@ struct chain {
       return step<0>(acc, row, col, p);
   }
 
+  /// apply() on two neighbouring elements of D, the first at (row, col), the second at (row2, col2),
+  /// returned as the pair a kernel stores in one access. The same values as two apply() calls; the
+  /// output conversion converts both at once where it has a paired form (convert_to::pair).
+  template <class Acc>
+  STRATA_HOST_DEVICE static output_pair<output_type> apply_pair(Acc a, Acc b, int row, int col, int row2,
+                                                                int col2, const params& p) {
+    using Last = typename detail::last<Ops...>::type;
+    if constexpr (requires(const Last o, float v) { o.pair(v, v, get<sizeof...(Ops) - 1>(p)); }) {
+      const auto x = before_conversion<0>(widen(a), row, col, p),
+                 y = before_conversion<0>(widen(b), row2, col2, p);
+      return Last{}.pair(x, y, get<sizeof...(Ops) - 1>(p));
+    } else {
+      return {apply(a, row, col, p), apply(b, row2, col2, p)};
+    }
+  }
+
   /// apply() on an element; lets a chain be used as a function object.
   template <class Acc>
   STRATA_HOST_DEVICE output_type operator()(Acc acc, int row, int col, const params& p) const {
@@ -192,6 +208,23 @@ struct chain {
   STRATA_HOST_DEVICE static constexpr params make_params_impl(std::index_sequence<I...>,
                                                              const detail::params_of_t<Ops>&... p) {
     return params{detail::slot<I, detail::params_of_t<Ops>>{p}...};
+  }
+
+  template <class Acc>
+  STRATA_HOST_DEVICE static auto widen(Acc acc) {
+    if constexpr (narrow_float<Acc>) return static_cast<float>(acc);
+    else return acc;
+  }
+
+  /// Ops I .. size - 2: everything but the output conversion.
+  template <std::size_t I, class V>
+  STRATA_HOST_DEVICE static auto before_conversion(V v, int row, int col, const params& p) {
+    if constexpr (I + 1 == sizeof...(Ops)) {
+      return v;
+    } else {
+      using Op = typename detail::type_at<I, Ops...>::type;
+      return before_conversion<I + 1>(Op{}(v, row, col, get<I>(p)), row, col, p);
+    }
   }
 
   template <std::size_t I, class V>

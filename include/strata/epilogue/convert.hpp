@@ -116,6 +116,25 @@ struct convert_to {
         return detail::to_narrow<T, Ov>(static_cast<double>(v));
     }
   }
+
+  /// Two values converted at once, with the same bits as two calls of operator(). On the CUDA device
+  /// f16 and bf16 round both in one cvt.rn.{f16,bf16}x2.f32 (after the same clamp, for saturate):
+  /// per pair that replaces two conversions with their NaN checks and the pack into one register.
+  template <value V>
+  STRATA_HOST_DEVICE output_pair<T> pair(V a, V b, const params& p) const {
+#if STRATA_CUDA_DEVICE_PASS && !defined(STRATA_NUMERIC_SOFTWARE_ONLY)
+    if constexpr (std::same_as<V, float> && (std::same_as<T, f16> || std::same_as<T, bf16>)) {
+      if constexpr (Ov == overflow::saturate) {
+        constexpr float max = static_cast<float>(std::numeric_limits<T>::max());
+        a = a > max ? max : (a < -max ? -max : a);  // as to_narrow: NaN fails both tests and stays NaN
+        b = b > max ? max : (b < -max ? -max : b);
+      }
+      return strata::detail::fp::bit_cast<output_pair<T>>(
+          strata::detail::fp::cuda_round_pair<T::bit_format>(a, b));
+    }
+#endif
+    return {(*this)(a, 0, 0, p), (*this)(b, 0, 0, p)};
+  }
 };
 
 }  // namespace strata::epilogue

@@ -52,6 +52,14 @@ concept value = std::same_as<V, float> || std::same_as<V, std::int32_t>;
 /// The params of an op that needs none.
 struct no_params {};
 
+/// Two neighbouring outputs, stored as one access of 2 x sizeof(T) bytes (aligned to that): what a
+/// kernel writes when its accumulator holds D's elements in adjacent pairs (gemm::kernel's
+/// store_pairs).
+template <class T>
+struct alignas(2 * sizeof(T)) output_pair {
+  T first, second;
+};
+
 /// An ordinary (non-converting) op: see the header comment.
 template <class Op>
 concept op = std::is_default_constructible_v<Op> && requires { typename Op::params; } &&

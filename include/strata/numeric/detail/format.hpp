@@ -119,6 +119,13 @@ STRATA_HOST_DEVICE constexpr bool is_nan(std::uint32_t b) noexcept {
 /// semantics); f32 has room for every payload of these formats.
 template <format F>
 STRATA_HOST_DEVICE constexpr float to_float(std::uint32_t b) noexcept {
+  if constexpr (F.exp_bits == 8 && F.man_bits == 7) {
+    // bf16 is the top half of its float: the same bits as the general path below (a NaN quieted
+    // with its payload kept), without its branches, which cost an epilogue reading bf16 C about
+    // twenty instructions per element.
+    const std::uint32_t w = b << 16;
+    return bit_cast<float>((b & 0x7FFFu) > 0x7F80u ? (w | 0x00400000u) : w);
+  }
   const std::uint32_t sign = ((b >> F.sign_shift()) & 1u) << 31;
   const std::uint32_t m = b & F.magnitude_mask();
   const std::uint32_t man = m & ((1u << F.man_bits) - 1u);

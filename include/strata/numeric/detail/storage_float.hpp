@@ -45,6 +45,23 @@ __device__ inline std::uint32_t cuda_round(float x) noexcept {
   else asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(x));
   return with_canonical_nan<Fmt>(x, h);
 }
+
+/// Two floats rounded by one cvt.rn.{f16,bf16}x2.f32 into one 32-bit word: `first` in the low half
+/// (the lower address once stored), `second` in the high half; the same bits as cuda_round on each.
+/// The x2 form rounds each half as the scalar form does (nearest even, subnormals kept, overflow to
+/// Inf); its NaN is replaced by the canonical NaN with the input's sign, as with_canonical_nan does.
+template <format Fmt>
+__device__ inline std::uint32_t cuda_round_pair(float first, float second) noexcept {
+  static_assert(Fmt.sign_shift() == 15 && Fmt.nan == 0x7FFFu, "cuda_round_pair: f16 and bf16 only");
+  std::uint32_t d;
+  if constexpr (same_format(Fmt, f16_format))
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(d) : "f"(second), "f"(first));
+  else asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(d) : "f"(second), "f"(first));
+  // sign | 0x7FFF: the float's top 16 bits hold the sign at bit 15; the OR sets the rest.
+  if (first != first) d = (d & 0xFFFF0000u) | (bits_of(first) >> 16) | Fmt.nan;
+  if (second != second) d = (d & 0x0000FFFFu) | (bits_of(second) & 0xFFFF0000u) | (Fmt.nan << 16);
+  return d;
+}
 #endif
 
 /// CRTP base: Derived is the type itself (so that from_bits returns a Derived), Fmt its format,
@@ -60,6 +77,8 @@ class storage_float {
   static constexpr bool has_infinity = Fmt.has_inf;
   /// What the constructors do with out-of-range values; from_float(x, policy) chooses per call.
   static constexpr overflow default_overflow = DefaultOverflow;
+  /// The bit layout (for code that converts many values at once, as the epilogue's pairs do).
+  static constexpr format bit_format = Fmt;
 
   /// Trivial, like float: leaves the bits indeterminate, so arrays of them in shared memory cost nothing.
   storage_float() = default;

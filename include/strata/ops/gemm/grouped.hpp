@@ -123,6 +123,7 @@ struct grouped_kernel {
     kp.a = operand<const typename K::ta>{e.a, e.lda, p.a_order, 0};
     kp.b = operand<const typename K::tb>{e.b, e.ldb, p.b_order, 0};
     kp.d = operand<typename K::td>{e.d, e.ldd, p.d_order, 0};
+    kp.d_row_pairs = K::row_pairs_aligned(kp.d);
     kp.tiles = tiles_of(e.m, e.n);
     kp.splits = 1;
     kp.k_tiles = (e.k + K::tiles.tile_k - 1) / K::tiles.tile_k;

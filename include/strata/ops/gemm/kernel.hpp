@@ -269,6 +269,9 @@ struct kernel {
     acc_type* partials = nullptr;  // parallel: (batch, split, m, n) accumulators; serial: (batch, m, n)
     unsigned* counters = nullptr;  // serial: one per (batch, tile), zero before the launch (and after it)
     typename Epilogue::params epilogue;
+    /// D may be written two elements per store (row_pairs_aligned(d), set by make_params): decided on
+    /// the host, so that the kernel holds no predicate for it through the K loop.
+    bool d_row_pairs = false;
   };
 
   /// Params for a problem; `splits` > 1 needs a workspace of partial_elements(problem, splits) acc_type.
@@ -298,6 +301,7 @@ struct kernel {
     p.mode = p.splits > 1 ? split_mode::parallel : split_mode::none;
     p.partials = partials;
     p.epilogue = ep;
+    p.d_row_pairs = row_pairs_aligned(d);
     return p;
   }
 
@@ -549,52 +553,115 @@ struct kernel {
 
   /// D(tile t of batch entry `batch`) = epilogue(acc): each accumulator element has exactly one owner
   /// lane (the atom's c_coord); elements past M or N are not written.
+  ///
+  /// A warp whose whole part of the tile lies inside a row-major D with an even ld takes store_pairs
+  /// when the atom holds D's elements in pairs along rows (mma.sync): no bounds tests, addresses from
+  /// one base pointer, two elements per store. Every other warp (edge tiles, a column-major D, an odd
+  /// ld, the MFMA atoms, whose pairs run down columns) takes the general per-element path.
   template <class Ctx>
   STRATA_HOST_DEVICE void store_tile(Ctx& ctx, const params& p, order::tile t, int batch,
                                      const typename warp_tile::accumulator& acc) const {
     auto ep = p.epilogue;
     detail::shift_epilogue<Epilogue>(ep, batch * p.d.batch_stride);
     const operand<td> dd{p.d.data + batch * p.d.batch_stride, p.d.ld, p.d.order, 0};
-    for_each_element(ctx.lane().index(), acc, warp_row0(ctx, t), warp_col0(ctx, t), p.size,
+    const int row0 = warp_row0(ctx, t), col0 = warp_col0(ctx, t);
+    if constexpr (c_in_row_pairs) {
+      if (p.d_row_pairs && row0 + warp_m <= p.size.m && col0 + warp_n <= p.size.n) {
+        store_pairs(ctx.lane().index(), acc, row0, col0, dd, ep);
+        return;
+      }
+    }
+    for_each_element(ctx.lane().index(), acc, row0, col0, p.size,
                      [&](int r, int c, acc_type v) { *detail::at(dd, r, c) = Epilogue::apply(v, r, c, ep); });
   }
 
+  /// Whether the atom's accumulator holds D's elements in pairs along rows, read from its c_coord
+  /// table at compile time: values v and v + 1 (v even) of every lane are neighbours in a row,
+  /// starting at an even column (mma.sync m16n8: columns 2t and 2t + 1), and each value's offset from
+  /// the lane's value 0 is the same in every lane, so one base pointer per lane serves every value.
+  /// MFMA's pairs run down columns; a column-major D is rare enough not to double its epilogue.
+  /// Not for warp tiles of 16 rows either: they serve decode shapes (M <= 16), whose tiles are seldom
+  /// full and whose K loop dwarfs the epilogue, and ptxas, allocating registers for the whole kernel,
+  /// gave the skinny tile's K loop 4 more instructions per HMMA when the pair path was compiled in.
+  static constexpr bool c_in_row_pairs = [] {
+    if (Atom::c_values % 2 != 0 || Atom::N % 2 != 0 || sizeof(td) > 4 || warp_m < 32) return false;
+    for (int l = 0; l < Atom::warp_size; ++l)
+      for (int v = 0; v < Atom::c_values; ++v) {
+        const mma::coord x = Atom::c_coord(l, v), first = Atom::c_coord(l, 0);
+        const mma::coord o = Atom::c_coord(0, v), o0 = Atom::c_coord(0, 0);
+        if (x.row - first.row != o.row - o0.row || x.col - first.col != o.col - o0.col) return false;
+        if (v % 2 == 0 && x.col % 2 != 0) return false;
+        if (v % 2 == 1) {
+          const mma::coord prev = Atom::c_coord(l, v - 1);
+          if (x.row != prev.row || x.col != prev.col + 1) return false;
+        }
+      }
+    return true;
+  }();
+
+  /// Whether D allows store_pairs (on an atom with c_in_row_pairs): row-major, and every pair's
+  /// address a multiple of its size in every batch entry (pairs start at even columns, so an even ld
+  /// and batch stride and an aligned base suffice).
+  STRATA_HOST_DEVICE static bool row_pairs_aligned(const operand<td>& d) {
+    return c_in_row_pairs && d.order == layout::row_major && d.ld % 2 == 0 && d.batch_stride % 2 == 0 &&
+           reinterpret_cast<std::uintptr_t>(d.data) % sizeof(epilogue::output_pair<td>) == 0;
+  }
+
+  /// The interior path of store_tile (a warp's part of the tile inside D, row_pairs_aligned): D = epilogue(acc) two elements per store,
+  /// each at an offset from one base pointer that is a constant but for the row's multiple of ld.
+  template <class Ep>
+  STRATA_HOST_DEVICE static void store_pairs(int lane, const typename warp_tile::accumulator& acc, int row0, int col0,
+                                             const operand<td>& dd, const Ep& ep) {
+    const mma::coord first = Atom::c_coord(lane, 0);
+    const int r0 = row0 + first.row, c0 = col0 + first.col;
+    td* const base = dd.data + r0 * dd.ld + c0;
+    for_each_value([&](auto i, auto j, auto v) {
+      if (v % 2 != 0) return;
+      // Value v of atom (i, j), from the lane's value 0: the same in every lane (c_in_row_pairs).
+      const mma::coord o = Atom::c_coord(0, v), o0 = Atom::c_coord(0, 0);
+      const int dr = i * Atom::M + o.row - o0.row, dc = j * Atom::N + o.col - o0.col;
+      const int r = r0 + dr, c = c0 + dc;
+      *reinterpret_cast<epilogue::output_pair<td>*>(base + dr * dd.ld + dc) =
+          Epilogue::apply_pair(acc.f[i][j].v[v], acc.f[i][j].v[v + 1], r, c, r, c + 1, ep);
+    });
+  }
+
   /// Calls f(row, col, value) for each accumulator element of the lane that lies inside D.
+  template <class F>
+  STRATA_HOST_DEVICE static void for_each_element(int lane, const typename warp_tile::accumulator& acc,
+                                                  int row0, int col0, const problem& pr, F&& f) {
+    for_each_value([&](auto i, auto j, auto v) {
+      const mma::coord x = Atom::c_coord(lane, v);
+      const int r = row0 + i * Atom::M + x.row, c = col0 + j * Atom::N + x.col;
+      if (r < pr.m && c < pr.n) f(r, c, acc.f[i][j].v[v]);
+    });
+  }
+
+  /// Calls f(i, j, v) for value v of atom (i, j) of the warp's accumulator, for every one, unrolled
+  /// (f takes `auto` indices: ints on CUDA and the emulator, std::integral_constant on HIP).
   ///
-  /// On HIP the elements are expanded at compile time (a fold over an index sequence), not loops:
+  /// On HIP the indices are expanded at compile time (a fold over an index sequence), not loops:
   /// with a long body (the convolution epilogue's pixel decode) clang 15 declined to unroll the outer
   /// loop on gfx940, indexed the accumulator at run time and so kept the whole accumulator in scratch
   /// memory, reloading it in every K step. nvcc unrolls the loops by itself and allocates registers
   /// better for them than for the fold (the fold cost the sm_80 conv kernels 48 B of spills).
   template <class F>
-  STRATA_HOST_DEVICE static void for_each_element(int lane, const typename warp_tile::accumulator& acc, int row0,
-                                                  int col0, const problem& pr, F&& f) {
+  STRATA_HOST_DEVICE STRATA_FORCEINLINE static void for_each_value(F&& f) {
 #if STRATA_HIP_DEVICE_PASS
     constexpr int per_atom = Atom::c_values, per_row = warp_tile::atoms_n * per_atom;
     [&]<int... E>(std::integer_sequence<int, E...>) {
-      (element<E / per_row, (E / per_atom) % warp_tile::atoms_n, E % per_atom>(lane, acc, row0, col0, pr, f), ...);
-    }(std::make_integer_sequence<int, warp_tile::atoms_m * per_row>{});
+      (f(std::integral_constant<int, E / per_row>{},
+         std::integral_constant<int, (E / per_atom) % warp_tile::atoms_n>{},
+         std::integral_constant<int, E % per_atom>{}),
+       ...);
+    }
+    (std::make_integer_sequence<int, warp_tile::atoms_m * per_row>{});
 #else
     STRATA_UNROLL
-    for (int i = 0; i < warp_tile::atoms_m; ++i)
-      STRATA_UNROLL
-      for (int j = 0; j < warp_tile::atoms_n; ++j)
-        STRATA_UNROLL
-        for (int v = 0; v < Atom::c_values; ++v) {
-          const mma::coord x = Atom::c_coord(lane, v);
-          const int r = row0 + i * Atom::M + x.row, c = col0 + j * Atom::N + x.col;
-          if (r < pr.m && c < pr.n) f(r, c, acc.f[i][j].v[v]);
-        }
+    for (int i = 0; i < warp_tile::atoms_m; ++i) STRATA_UNROLL
+    for (int j = 0; j < warp_tile::atoms_n; ++j) STRATA_UNROLL
+    for (int v = 0; v < Atom::c_values; ++v) f(i, j, v);
 #endif
-  }
-
-  /// Value v of atom (i, j) of the lane's accumulator, if it lies inside D.
-  template <int I, int J, int V, class F>
-  STRATA_HOST_DEVICE STRATA_FORCEINLINE static void element(int lane, const typename warp_tile::accumulator& acc,
-                                                            int row0, int col0, const problem& pr, F& f) {
-    const mma::coord x = Atom::c_coord(lane, V);
-    const int r = row0 + I * Atom::M + x.row, c = col0 + J * Atom::N + x.col;
-    if (r < pr.m && c < pr.n) f(r, c, acc.f[I][J].v[V]);
   }
 
   /// One stage of a strided tile (the copy the target's pipeline has; plain loads below 4-byte vectors).
