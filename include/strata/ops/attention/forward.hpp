@@ -42,6 +42,7 @@
 #include <type_traits>
 
 #include "strata/arch/fast_math.hpp"
+#include "strata/arch/narrow.hpp"
 #include "strata/config/config.hpp"
 #include "strata/copy/tile.hpp"
 #include "strata/hierarchy/tile_order.hpp"
@@ -455,9 +456,20 @@ struct forward_kernel {
         if constexpr (p_in_registers) {
           // A value v of this K step is C value v % c_values of the (v / c_values)-th atom of it.
           constexpr int per_step = atom::K / atom::N;
-          STRATA_UNROLL
-          for (int v = 0; v < atom::a_values; ++v)
-            pf.f[0][0].v[v] = static_cast<Elem>(sacc.f[0][kk * per_step + v / atom::c_values].v[v % atom::c_values]);
+          const auto p_at = [&](int v) { return sacc.f[0][kk * per_step + v / atom::c_values].v[v % atom::c_values]; };
+          if constexpr (arch::half_float<Elem> && atom::a_values % 2 == 0 && atom::c_values % 2 == 0) {
+            // Two at a time: one cvt.rn.{f16,bf16}x2.f32 on CUDA (arch/narrow.hpp; a NaN in P makes O
+            // NaN whatever its bits, so the canonical-NaN fix-up of a stored conversion is not needed).
+            STRATA_UNROLL
+            for (int v = 0; v < atom::a_values; v += 2) {
+              const std::uint32_t two = arch::narrow_pair<Elem>(p_at(v), p_at(v + 1));
+              pf.f[0][0].v[v] = Elem::from_bits(static_cast<std::uint16_t>(two));
+              pf.f[0][0].v[v + 1] = Elem::from_bits(static_cast<std::uint16_t>(two >> 16));
+            }
+          } else {
+            STRATA_UNROLL
+            for (int v = 0; v < atom::a_values; ++v) pf.f[0][0].v[v] = static_cast<Elem>(p_at(v));
+          }
         } else {
           o_tile::template load_a<mma::edges::inside>(ctx, pf, pm, 0, kk * atom::K);
           prepare(pf);

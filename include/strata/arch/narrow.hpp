@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+// strata/arch/narrow.hpp -- two floats rounded to f16 or bf16 by one instruction where the target has
+// one, for inner loops whose converted values feed the next matrix product rather than memory
+// (attention's P = exp(S - m), the A operand of P V).
+//
+//   const std::uint32_t pair = strata::arch::narrow_pair<bf16>(x0, x1);  // x0 in the low half
+//
+// The bits are T(x) of numeric/ (round to nearest, ties to even, subnormals kept, overflow to Inf)
+// for every input but NaN. A NaN gives a NaN whose sign and payload may differ from numeric's
+// canonical one: the instruction's own. That is harmless where the value is multiplied next (a NaN
+// operand makes a NaN product whatever its bits, and no GPU keeps a NaN's payload through an MMA),
+// and it is why values that are stored go through numeric/ or epilogue::convert_to instead, which
+// make NaN canonical. The companion of arch/widen.hpp.
+//   CUDA  cvt.rn.f16x2.f32 / cvt.rn.bf16x2.f32 (sm_80+): one instruction for both values, where the
+//         canonical-NaN conversion costs four per value and a pack
+//   HIP, host  numeric's conversion per value (gfx90a/gfx942 have no f32 -> bf16 instruction)
+#pragma once
+
+#include <concepts>
+#include <cstdint>
+
+#include "strata/config/config.hpp"
+#include "strata/numeric/bf16.hpp"
+#include "strata/numeric/f16.hpp"
+
+namespace strata::arch {
+
+template <class T>
+concept half_float = std::same_as<T, f16> || std::same_as<T, bf16>;
+
+/// T(first) in the low 16 bits, T(second) in the high 16 bits (NaN: any NaN, see above).
+template <half_float T>
+STRATA_HOST_DEVICE STRATA_FORCEINLINE std::uint32_t narrow_pair(float first, float second) {
+#if STRATA_CUDA_DEVICE_PASS
+  std::uint32_t d;
+  if constexpr (std::same_as<T, f16>) asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(d) : "f"(second), "f"(first));
+  else asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(d) : "f"(second), "f"(first));
+  return d;
+#else
+  return static_cast<std::uint32_t>(T(first).bits()) | static_cast<std::uint32_t>(T(second).bits()) << 16;
+#endif
+}
+
+}  // namespace strata::arch
