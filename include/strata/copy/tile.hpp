@@ -126,6 +126,17 @@ struct tile_copy {
     }
   }
 
+  /// On the emulator, a kernel bug when the block does not have the Threads threads that `who` (this
+  /// copy or a tile_stream over it) was compiled for; nothing on a GPU.
+  template <class Ctx>
+  STRATA_HOST_DEVICE STRATA_FORCEINLINE static void require_threads(Ctx& ctx, const char* who) {
+    if constexpr (Ctx::emulated && Threads > 0) {
+      if (ctx.block().size() != Threads)
+        kernel_bug(ctx.emulated_thread(), std::string(who) + " for " + std::to_string(Threads) +
+                                              " threads used by a block of " + std::to_string(ctx.block().size()));
+    }
+  }
+
  private:
   /// f(row, column) of this thread's vectors v: thread_rank, thread_rank + threads, ... below `vectors`.
   /// With Threads a multiple of the vectors per row, a thread's vectors share one column and step by
@@ -135,11 +146,7 @@ struct tile_copy {
   STRATA_HOST_DEVICE STRATA_FORCEINLINE static void for_each_vector(Ctx& ctx, F&& f) {
     auto block = ctx.block();
     if constexpr (Threads > 0) {
-      if constexpr (Ctx::emulated) {
-        if (block.size() != Threads)
-          kernel_bug(ctx.emulated_thread(), "tile_copy for " + std::to_string(Threads) + " threads used by a block of " +
-                                                std::to_string(block.size()));
-      }
+      require_threads(ctx, "tile_copy");
       const int rank = block.thread_rank();
       if constexpr (Threads % vectors_per_row == 0) {
         const unsigned u = static_cast<unsigned>(rank);

@@ -54,11 +54,7 @@ class tile_stream {
   template <class Ctx>
   STRATA_HOST_DEVICE tile_stream(Ctx& ctx, const value_type* src, long long src_ld, int valid_rows) {
     const int rank = ctx.block().thread_rank();
-    if constexpr (Ctx::emulated) {
-      if (ctx.block().size() != Tile::threads)
-        kernel_bug(ctx.emulated_thread(), "tile_stream for " + std::to_string(Tile::threads) +
-                                              " threads used by a block of " + std::to_string(ctx.block().size()));
-    }
+    Tile::require_threads(ctx, "tile_stream");
     const unsigned u = static_cast<unsigned>(rank);
     row0_ = static_cast<int>(u / Tile::vectors_per_row);
     col0_ = static_cast<int>(u % Tile::vectors_per_row) * Tile::elements_per_vector;

@@ -114,9 +114,7 @@ class pipeline {
       if (produced_ - consumed_ >= Stages - 1) copy::cp_async_wait<Stages - 2>(*ctx_);
       else copy::cp_async_wait<0>(*ctx_);
     }
-    ctx_->block().sync();
-    reading_ = true;
-    return read_index();
+    return enter_stage();
   }
 
   /// consumer_wait() for a loop that keeps Stages - 1 stages committed ahead of the consumer (one
@@ -132,9 +130,7 @@ class pipeline {
         kernel_bug(ctx_->emulated_thread(), "pipeline: consumer_wait_steady() before consumer_release() of the previous stage");
     }
     if constexpr (asynchronous) copy::cp_async_wait<Stages - 2>(*ctx_);
-    ctx_->block().sync();
-    reading_ = true;
-    return read_index();
+    return enter_stage();
   }
 
   /// Hands the stage read since consumer_wait() back to the producer.
@@ -157,6 +153,14 @@ class pipeline {
   STRATA_HOST_DEVICE int write_phase() const { return (produced_ / Stages) & 1; }
 
  private:
+  /// What both consumer waits end with, once the stage's copies have landed: the barrier that makes
+  /// them visible to every thread (and orders the previous stage's reads before any refill of it).
+  STRATA_HOST_DEVICE int enter_stage() {
+    ctx_->block().sync();
+    reading_ = true;
+    return read_index();
+  }
+
   Ctx* ctx_;
   // Stage indices. With a power-of-two stage count `count % Stages` is one AND of the counter. With
   // another (the GEMM's 3) it compiled to a division (a multiply-high and two more instructions) per

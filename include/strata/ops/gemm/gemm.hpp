@@ -228,6 +228,11 @@ struct read_mode {
   bool few_large_tiles = false;  // the 128 x 128 tile would leave units idle (few_large_tiles)
 };
 
+/// Output tiles of tm x tn covering an m x n D (64-bit: the product can pass 2^31).
+constexpr long long tile_count(int m, int n, int tm, int tn) {
+  return (long long)((m + tm - 1) / tm) * ((n + tn - 1) / tn);
+}
+
 /// Outputs that give the 128 x 128 tile fewer tiles than there are units (SMs): the CUDA entry runs
 /// the 64 x 64 tile there instead, four times the tiles, rather than split K over 8 or more parallel
 /// partials and a second launch to sum them (1024^3 on an H200: 64 large tiles for 132 SMs took 8
@@ -235,7 +240,7 @@ struct read_mode {
 /// medium tile where it too is short of tiles (heuristic_splits). Not under stream-K, which balances
 /// the large tile's K steps over the units itself.
 inline bool few_large_tiles(int m, int n, int units) {
-  return (long long)((m + 127) / 128) * ((n + 127) / 128) < units;
+  return tile_count(m, n, 128, 128) < units;
 }
 
 /// Outputs the CUDA entry gives the 128 x 256 tile (configs::sm80_wide): at least 256 rows and 512
@@ -244,7 +249,7 @@ inline bool few_large_tiles(int m, int n, int units) {
 /// an explicit options.split_k above 1 keeps the 128 x 128 tile. Chosen from the tile's compiled
 /// code, not from a GPU timing (none measured).
 inline bool wide_output(int m, int n, int units, int split_k) {
-  const long long tiles = (long long)((m + 127) / 128) * ((n + 255) / 256);
+  const long long tiles = tile_count(m, n, 128, 256);
   return m >= 256 && n >= 512 && tiles >= units && split_k <= 1;
 }
 
@@ -349,7 +354,7 @@ inline bool rows_aligned16(const matrix& x, int batch) {
 }
 
 inline int heuristic_splits(int m, int n, int k, int tm, int tn, int tk, int units) {
-  const long long tiles = (long long)((m + tm - 1) / tm) * ((n + tn - 1) / tn);
+  const long long tiles = tile_count(m, n, tm, tn);
   const int k_tiles = (k + tk - 1) / tk;
   if (k_tiles < 8 || tiles >= units) return 1;
   // Aim at about four blocks per unit: the skinny and medium tiles are small enough for several
@@ -396,7 +401,7 @@ void run(stream& s, const matrix& a, const matrix& b, const matrix& c, const mat
       bad("c", "batch_stride must equal d's when beta != 0 (C is read at D's batch offsets)");
     const problem pr{m, n, k, o.batch};
     // One block per output tile: the tile count must fit the grid's x extent (an int).
-    const long long tiles = (long long)((m + K::tiles.tile_m - 1) / K::tiles.tile_m) * ((n + K::tiles.tile_n - 1) / K::tiles.tile_n);
+    const long long tiles = tile_count(m, n, K::tiles.tile_m, K::tiles.tile_n);
     if (tiles > 0x7fffffffLL)
       bad("d", "is " + std::to_string(m) + " x " + std::to_string(n) + ": " + std::to_string(tiles) +
                    " output tiles, more than one grid holds (2^31 - 1)");
