@@ -15,10 +15,11 @@
 //          ldmatrix and V with ldmatrix.trans (mma/ldmatrix_fragments.hpp), elsewhere element-wise
 //   softmax  in registers, on the accumulators (mma/accumulator_rows.hpp: which rows a lane holds and
 //          which lanes share them): scale, soft-cap, ALiBi, score_mod and the masks in place, then the
-//          running max m and sum l per row by xor shuffles inside the row's lane group. Scores are
-//          kept in log2 units (the logit times log2 e), so each probability is one subtract and one
-//          ex2.approx (arch/fast_math.hpp); the rescale factor alpha = 2^(m_old - m_new) never leaves
-//          the registers
+//          running max m and sum l per row by xor shuffles inside the row's lane group. m is kept in
+//          log2 units (the logit times log2 e); without the mods each probability is one FFMA and
+//          one ex2.approx (arch/fast_math.hpp) from the raw score, the scale folded in, and with them
+//          one subtract and one ex2.approx from the logit in log2 units; the rescale factor
+//          alpha = 2^(m_old - m_new) never leaves the registers
 //   O      O = alpha O + P V with the atom. Where the atom's C layout is its A layout (mma.sync
 //          m16n8k16, the FMA atom: mma::c_is_a) P is converted in registers and used directly as the
 //          A operand; elsewhere (MFMA, the 8-bit and tf32 atoms) P goes once through a shared tile
@@ -335,6 +336,9 @@ struct forward_kernel {
     }
     const float drop_scale = p.dropout_p > 0.f ? 1.f / (1.f - p.dropout_p) : 1.f;
     const float s_scale = p.scale * product_scale;  // S holds products / product_scale
+    // The folded path's one factor from the raw score to log2 units (see the softmax below).
+    constexpr bool folded = !extras && std::is_same_v<ScoreMod, no_score_mod>;
+    const float exp2_scale = s_scale * log2e;
 
     typename o_tile::accumulator acc[o_parts];
     STRATA_UNROLL
@@ -385,18 +389,29 @@ struct forward_kernel {
       }
 
       // Online softmax over this tile, in registers: the logits in log2 units (masked: -inf) and
-      // each slot's row max over the row's lanes.
-      float mx[slots];
+      // each slot's row max over the row's lanes. Without soft-cap, ALiBi, dropout and a score mod
+      // (`folded`) the scores stay as the MMA left them and the scale is folded into the
+      // exponent: the max is taken of the raw scores (the scale is positive, the host checks it) and
+      // P = 2^(s c - m) is one FFMA and one ex2 per score, c = scale log2(e), as FlashAttention-2
+      // computes it; otherwise the logit is formed in natural units first, for the mods to see.
+      float mx[slots], raw_max[slots];
       STRATA_UNROLL
-      for (int r = 0; r < slots; ++r) mx[r] = m_run[r];
+      for (int r = 0; r < slots; ++r) mx[r] = m_run[r], raw_max[r] = detail::neg_inf();
       STRATA_UNROLL
       for (int jn = 0; jn < s_tile::atoms_n; ++jn)
         STRATA_UNROLL
         for (int v = 0; v < atom::c_values; ++v) {
           const int r = rows::slot_of(v);
           const int j = n0 + jn * atom::N + atom::c_coord(lane, v).col;
-          // The logit in natural units, then log2 units: the same two roundings in every kernel (with
-          // or without features and mods), so a score mod's -inf and a mask give bitwise equal rows.
+          // Bitwise, not short-circuit: a select per score, no branch.
+          const bool keep = (j >= j_lo[r]) & (j < j_hi[r]) & mask_mod(b, h, qrow(r), j);
+          if constexpr (folded) {
+            const float x = keep ? sacc.f[0][jn].v[v] : detail::neg_inf();
+            sacc.f[0][jn].v[v] = x;
+            raw_max[r] = ::fmaxf(raw_max[r], x);
+            continue;
+          }
+          // The logit in natural units, then log2 units.
           float x = sacc.f[0][jn].v[v] * s_scale;
           if constexpr (extras) {
             if (p.softcap > 0.f) x = p.softcap * ::tanhf(x / p.softcap);
@@ -406,12 +421,14 @@ struct forward_kernel {
             }
           }
           x = score_mod(x, b, h, qrow(r), j) * log2e;
-          // Bitwise, not short-circuit: a select per score, no branch.
-          const bool keep = (j >= j_lo[r]) & (j < j_hi[r]) & mask_mod(b, h, qrow(r), j);
           x = keep ? x : detail::neg_inf();
           sacc.f[0][jn].v[v] = x;
           mx[r] = ::fmaxf(mx[r], x);
         }
+      if constexpr (folded) {
+        STRATA_UNROLL
+        for (int r = 0; r < slots; ++r) mx[r] = ::fmaxf(mx[r], raw_max[r] * exp2_scale);  // -inf stays -inf
+      }
       // P = 2^(x - m) and the row sums; alpha = 2^(m_old - m_new). While a row has seen no visible
       // key, m is -inf and the reference is 0 instead, so every exponent is 2^-inf = 0, not NaN.
       float m_ref[slots], alpha[slots], sum[slots];
@@ -427,7 +444,8 @@ struct forward_kernel {
         STRATA_UNROLL
         for (int v = 0; v < atom::c_values; ++v) {
           const int r = rows::slot_of(v);
-          const float pv = arch::exp2_approx(sacc.f[0][jn].v[v] - m_ref[r]);
+          const float pv = folded ? arch::exp2_approx(::fmaf(sacc.f[0][jn].v[v], exp2_scale, -m_ref[r]))
+                                  : arch::exp2_approx(sacc.f[0][jn].v[v] - m_ref[r]);
           sum[r] += pv;
           float kept = pv;
           if (extras && p.dropout_p > 0.f) {
