@@ -607,8 +607,9 @@ struct kernel {
            reinterpret_cast<std::uintptr_t>(d.data) % sizeof(epilogue::output_pair<td>) == 0;
   }
 
-  /// The interior path of store_tile (a warp's part of the tile inside D, row_pairs_aligned): D = epilogue(acc) two elements per store,
-  /// each at an offset from one base pointer that is a constant but for the row's multiple of ld.
+  /// The interior path of store_tile (the warp's part of the tile inside D, row_pairs_aligned(D)):
+  /// D = epilogue(acc) two elements per store, each at an offset from one base pointer that is a
+  /// constant but for the row's multiple of ld.
   template <class Ep>
   STRATA_HOST_DEVICE static void store_pairs(int lane, const typename warp_tile::accumulator& acc, int row0, int col0,
                                              const operand<td>& dd, const Ep& ep) {
@@ -654,13 +655,14 @@ struct kernel {
          std::integral_constant<int, (E / per_atom) % warp_tile::atoms_n>{},
          std::integral_constant<int, E % per_atom>{}),
        ...);
-    }
-    (std::make_integer_sequence<int, warp_tile::atoms_m * per_row>{});
+    }(std::make_integer_sequence<int, warp_tile::atoms_m * per_row>{});
 #else
     STRATA_UNROLL
-    for (int i = 0; i < warp_tile::atoms_m; ++i) STRATA_UNROLL
-    for (int j = 0; j < warp_tile::atoms_n; ++j) STRATA_UNROLL
-    for (int v = 0; v < Atom::c_values; ++v) f(i, j, v);
+    for (int i = 0; i < warp_tile::atoms_m; ++i)
+      STRATA_UNROLL
+      for (int j = 0; j < warp_tile::atoms_n; ++j)
+        STRATA_UNROLL
+        for (int v = 0; v < Atom::c_values; ++v) f(i, j, v);
 #endif
   }
 
