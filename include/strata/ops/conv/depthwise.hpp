@@ -39,6 +39,12 @@ struct depthwise_kernel {
   static constexpr const char* name = "strata::ops::conv::depthwise_kernel";
   static constexpr int threads = 256;
   static constexpr int max_threads_per_block = threads;
+  // CUDA occupancy request (the second __launch_bounds__ argument; HIP and the emulator ignore it):
+  // up to 64 registers per thread, 4 blocks of 256 threads per SM. Given only the block size, ptxas
+  // (nvcc 13) picked a target of 40 registers for the bf16 kernel on sm_90a and spilled 4 bytes
+  // under it once bf16 widened without branches (2026-12-06), as the embedding kernels did before.
+  static constexpr int register_budget = 64;
+  static constexpr int min_blocks_per_multiprocessor = 65536 / (threads * register_budget);
 
   struct params {
     geometry g;
