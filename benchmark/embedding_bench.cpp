@@ -148,11 +148,7 @@ int main(int argc, char** argv) {
     std::printf("error: --dtype %s\n", why.c_str());
     return 2;
   }
-  const E::scalar fmt = *type == DT::fp32   ? E::scalar::fp32
-                        : *type == DT::int8 ? E::scalar::int8_rowwise
-                        : *type == DT::bf16 ? E::scalar::bf16
-                        : *type == DT::e4m3 ? E::scalar::fp8_e4m3
-                                            : E::scalar::fp16;
+  const E::scalar fmt = *E::row_format_of(*type);  // the rows; int8: row-wise quantized (outputs are fp32)
   try {
     strata::stream s;
     const long long rb = E::packed_row_bytes(fmt, D);

@@ -107,17 +107,13 @@ int main(int argc, char** argv) {
       else if (v == "none") mode = E::pooling::none;
       else cl.fail("--pooling takes sum, mean, max or none, got '" + v + "'");
     } else if (cl.is("--dtype")) {
-      // int8 and int4 are the row-wise quantized formats (a scale and bias per row); fp8 is e4m3.
+      // The rows' storage format: int8 and int4 are the row-wise quantized formats (a scale and bias
+      // per row); fp8 is e4m3.
       using D = strata::dtype;
       std::string why;
       const auto t = strata::try_parse_dtype(cl.value(), {D::fp32, D::fp16, D::bf16, D::e4m3, D::int8, D::int4}, &why);
       if (!t) cl.fail("--dtype " + why);
-      fmt = *t == D::fp32   ? E::scalar::fp32
-            : *t == D::fp16 ? E::scalar::fp16
-            : *t == D::bf16 ? E::scalar::bf16
-            : *t == D::e4m3 ? E::scalar::fp8_e4m3
-            : *t == D::int8 ? E::scalar::int8_rowwise
-                            : E::scalar::int4_rowwise;
+      fmt = *E::row_format_of(*t);
     } else {
       cl.unknown();
     }
@@ -177,6 +173,7 @@ int main(int argc, char** argv) {
     a.in.offsets = d_off.data();
     a.in.mode = mode;
     a.output = out.data();
+    a.output_format = strata::dtype::fp32;  // the default; fp16 and bf16 outputs are the other choices
     strata::device_buffer<unsigned char> ws(strata::embedding_bag_workspace_size(a));
     const strata::workspace w{ws.data(), ws.size()};
 

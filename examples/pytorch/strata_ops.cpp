@@ -65,12 +65,13 @@ void check_device(const at::Tensor& t, const char* name) {
               c10::DeviceTypeName(device_type));
 }
 
-strata::dtype gemm_dtype(const at::Tensor& t) {
+// A tensor's element type as strata::dtype: every operator here takes float32, float16 and bfloat16.
+strata::dtype dtype_of(const at::Tensor& t, const char* op) {
   switch (t.scalar_type()) {
     case at::kFloat: return strata::dtype::fp32;
     case at::kHalf: return strata::dtype::fp16;
     case at::kBFloat16: return strata::dtype::bf16;
-    default: TORCH_CHECK(false, "strata::gemm: dtype ", t.scalar_type(), " is not supported (float32, float16, bfloat16)");
+    default: TORCH_CHECK(false, op, ": dtype ", t.scalar_type(), " is not supported (float32, float16, bfloat16)");
   }
 }
 
@@ -81,7 +82,7 @@ sg::matrix as_matrix(at::Tensor& t) {
   long long ld = row ? t.stride(0) : t.stride(1);
   if (ld < (row ? t.size(1) : t.size(0))) ld = std::max<long long>(1, row ? t.size(1) : t.size(0));
   return {t.data_ptr(), int(t.size(0)), int(t.size(1)), ld, row ? sg::layout::row_major : sg::layout::col_major,
-          gemm_dtype(t), 0};
+          dtype_of(t, "strata::gemm"), 0};
 }
 
 at::Tensor gemm(const at::Tensor& a_in, const at::Tensor& b_in) {
@@ -102,20 +103,11 @@ at::Tensor gemm(const at::Tensor& a_in, const at::Tensor& b_in) {
   return d;
 }
 
-strata::dtype attn_dtype(const at::Tensor& t) {
-  switch (t.scalar_type()) {
-    case at::kFloat: return strata::dtype::fp32;
-    case at::kHalf: return strata::dtype::fp16;
-    case at::kBFloat16: return strata::dtype::bf16;
-    default: TORCH_CHECK(false, "strata::attention: dtype ", t.scalar_type(), " is not supported");
-  }
-}
-
 // (B, H, S, D) with any strides whose last is 1: Strata's tensor takes batch, row (sequence) and head
 // strides separately.
 strata::attn::tensor as_attn(const at::Tensor& t) {
-  return {const_cast<void*>(t.data_ptr()), attn_dtype(t), int(t.size(0)), int(t.size(2)), int(t.size(1)), int(t.size(3)),
-          t.stride(0), t.stride(2), t.stride(1)};
+  return {const_cast<void*>(t.data_ptr()), dtype_of(t, "strata::attention"), int(t.size(0)), int(t.size(2)),
+          int(t.size(1)), int(t.size(3)), t.stride(0), t.stride(2), t.stride(1)};
 }
 
 at::Tensor attention(const at::Tensor& q_in, const at::Tensor& k_in, const at::Tensor& v_in, bool causal,
@@ -151,13 +143,7 @@ at::Tensor embedding_bag(const at::Tensor& weight_in, const at::Tensor& indices_
   check_device(indices_in, "indices");
   check_device(offsets_in, "offsets");
   const at::Tensor weight = weight_in.stride(1) == 1 ? weight_in : weight_in.contiguous();
-  se::scalar fmt;
-  switch (weight.scalar_type()) {
-    case at::kFloat: fmt = se::scalar::fp32; break;
-    case at::kHalf: fmt = se::scalar::fp16; break;
-    case at::kBFloat16: fmt = se::scalar::bf16; break;
-    default: TORCH_CHECK(false, "strata::embedding_bag: weight dtype ", weight.scalar_type(), " is not supported");
-  }
+  const strata::dtype type = dtype_of(weight, "strata::embedding_bag");  // of the rows and of the output
   // Strata's offsets are CSR (bags + 1 entries); PyTorch's (include_last_offset=False) leave out the end.
   const at::Tensor indices = indices_in.to(at::kLong).contiguous();
   const at::Tensor offsets =
@@ -174,7 +160,7 @@ at::Tensor embedding_bag(const at::Tensor& weight_in, const at::Tensor& indices_
                         padding_idx < 0 ? (padding_idx == -1 ? se::no_padding : weight.size(0) + padding_idx) : padding_idx};
   const se::feature feature{0, bags, 0, weight.size(1)};
   se::forward_args args{};
-  args.in.row_format = fmt;
+  args.in.row_format = *se::row_format_of(type);
   args.in.tables = std::span<const se::table>(&table, 1);
   args.in.features = std::span<const se::feature>(&feature, 1);
   args.in.indices = indices.data_ptr();
@@ -185,7 +171,7 @@ at::Tensor embedding_bag(const at::Tensor& weight_in, const at::Tensor& indices_
   args.in.mode = mode == 0 ? se::pooling::sum : mode == 1 ? se::pooling::mean : se::pooling::max;
   args.in.policy = se::bounds::error;
   args.output = out.data_ptr();
-  args.output_format = fmt;
+  args.output_format = type;
   const std::size_t ws_bytes = strata::embedding_bag_workspace_size(args);
   // The workspace must start on a 256-byte boundary; torch's CPU allocator only promises 64 bytes.
   constexpr std::size_t align = 256;

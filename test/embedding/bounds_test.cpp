@@ -36,7 +36,7 @@ outcome run(strata::stream& s, problem& p, bool async = false) {
   REQUIRE(out.guards_intact(s));
   REQUIRE(p.inputs_intact(s));
   o.raw = out.download(s);
-  o.out = read_output(s, out, scalar::fp32, n);
+  o.out = read_output(s, out, dtype::fp32, n);
   return o;
 }
 
@@ -50,11 +50,11 @@ void compare(problem& p, const outcome& o) {
   REQUIRE(o.st.first_bad_bag == ref.st.first_bad_bag);
   for (std::size_t i = 0; i < ref.out.size(); ++i) {
     if (std::isnan(ref.out[i])) {
-      REQUIRE(is_poison(o.raw, scalar::fp32, i));
+      REQUIRE(is_poison(o.raw, dtype::fp32, i));
       continue;
     }
     INFO("element " << i);
-    REQUIRE(std::fabs(o.out[i] - ref.out[i]) <= tolerance(ref.out[i], ref.mag[i], ref.terms[i], scalar::fp32));
+    REQUIRE(std::fabs(o.out[i] - ref.out[i]) <= tolerance(ref.out[i], ref.mag[i], ref.terms[i], dtype::fp32));
   }
 }
 
@@ -235,7 +235,7 @@ TEST_CASE("validation: errors name the operator and the argument", "[embedding][
   a.in = p.device_lookup();
   a.output = out.data();
   { auto b = a; b.output = nullptr; expect(b, "output"); }
-  { auto b = a; b.output_format = scalar::int8_rowwise; expect(b, "output_format"); }
+  { auto b = a; b.output_format = dtype::e4m3; expect(b, "output_format"); }
   { auto b = a; b.in.tables = {}; expect(b, "tables"); }
   { auto t = p.dev_tables; t[0].dim = 0; auto b = a; b.in.tables = t; expect(b, "tables[0].dim"); }
   { auto t = p.dev_tables; t[0].padding_index = 99; auto b = a; b.in.tables = t; expect(b, "tables[0].padding_index"); }

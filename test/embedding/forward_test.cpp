@@ -2,8 +2,9 @@
 // Forward embedding bags on the emulator against the double-precision reference: every pooling and
 // row format, many tables of dims that are not multiples of the vector width, empty bags, bags of
 // one, a very large bag, padding rows, per-sample weights, fixed-size bags, int32 indices, fp16 /
-// bf16 outputs, unaligned tables (element-wise path), warp size 32 and 64 with modelled chiplets,
-// and bitwise determinism across worker counts and fiber orders. Guard zones around every buffer.
+// bf16 outputs (strata::dtype; the deprecated embedding::scalar spelling; other dtypes refused),
+// unaligned tables (element-wise path), warp size 32 and 64 with modelled chiplets, and bitwise
+// determinism across worker counts and fiber orders. Guard zones around every buffer.
 #include <catch2/catch.hpp>
 
 #include "support.hpp"
@@ -20,7 +21,7 @@ struct run_result {
 
 /// Typed >= 0: through the typed entry embedding_bag<scalar(Typed)>, which compiles that format only.
 template <class Target, int Typed = -1>
-run_result run_forward(strata::stream& s, problem& p, scalar out_fmt, long long none_stride = 0) {
+run_result run_forward(strata::stream& s, problem& p, dtype out_fmt, long long none_stride = 0) {
   E::forward_args a;
   a.in = p.device_lookup();
   a.output_format = out_fmt;
@@ -29,8 +30,7 @@ run_result run_forward(strata::stream& s, problem& p, scalar out_fmt, long long 
   const long long stride = none_stride ? none_stride : ref_plan.max_dim;
   const std::size_t n = static_cast<std::size_t>(p.mode == pooling::none ? static_cast<long long>(p.indices.size()) * stride
                                                                           : ref_plan.output_elements);
-  const std::size_t w = out_fmt == scalar::fp32 ? 4 : 2;
-  guarded out(s, n * w, 0, 0xFF);  // poisoned: all-ones bits (NaN)
+  guarded out(s, n * element_size(out_fmt), 0, 0xFF);  // poisoned: all-ones bits (NaN)
   a.output = out.data();
   strata::device_buffer<unsigned char> ws(strata::embedding_bag_workspace_size(a));
   if constexpr (Typed >= 0) strata::embedding_bag<scalar(Typed), Target>(s, a, {ws.data(), ws.size()});
@@ -43,7 +43,7 @@ run_result run_forward(strata::stream& s, problem& p, scalar out_fmt, long long 
   return r;
 }
 
-void compare(const problem& p, const run_result& got, scalar out_fmt, long long none_stride = 0) {
+void compare(const problem& p, const run_result& got, dtype out_fmt, long long none_stride = 0) {
   E::forward_args ra;
   ra.in = p.host_lookup();
   ra.output_format = out_fmt;
@@ -78,7 +78,7 @@ TEST_CASE("forward: every pooling and row format over tables of odd dims", "[emb
       problem p = make_problem(fmt, odd_dims, 8, 5, 9, 100 + static_cast<int>(fmt) * 7 + static_cast<int>(mode));
       p.mode = mode;
       p.upload(s);
-      compare(p, run_forward<void>(s, p, scalar::fp32), scalar::fp32);
+      compare(p, run_forward<void>(s, p, dtype::fp32), dtype::fp32);
     }
 }
 
@@ -86,11 +86,11 @@ TEST_CASE("forward: the typed entry embedding_bag<Rows> runs its row format and 
   strata::stream s;
   problem p = make_problem(scalar::fp16, odd_dims, 8, 5, 9, 71);
   p.upload(s);
-  compare(p, run_forward<void, int(scalar::fp16)>(s, p, scalar::bf16), scalar::bf16);
+  compare(p, run_forward<void, int(scalar::fp16)>(s, p, dtype::bf16), dtype::bf16);
   problem q = make_problem(scalar::int4_rowwise, odd_dims, 8, 5, 9, 72);
   q.mode = pooling::mean;
   q.upload(s);
-  compare(q, run_forward<void, int(scalar::int4_rowwise)>(s, q, scalar::fp32), scalar::fp32);
+  compare(q, run_forward<void, int(scalar::int4_rowwise)>(s, q, dtype::fp32), dtype::fp32);
   E::forward_args a;
   a.in = p.device_lookup();
   strata::device_buffer<unsigned char> ws(strata::embedding_bag_workspace_size(a));
@@ -105,9 +105,9 @@ TEST_CASE("forward: per-sample weights, fp16 and bf16 outputs, int32 indices, fi
     p.mode = mode;
     p.weights = strata_test::random_vector<float>(p.indices.size(), 5, -2.f, 2.f);
     p.upload(s);
-    compare(p, run_forward<void>(s, p, scalar::fp32), scalar::fp32);
+    compare(p, run_forward<void>(s, p, dtype::fp32), dtype::fp32);
   }
-  for (scalar out : {scalar::fp16, scalar::bf16}) {
+  for (dtype out : {dtype::fp16, dtype::bf16}) {
     problem p = make_problem(scalar::bf16, {24, 5}, 3, 9, 6, 8);
     p.itype = E::index_type::int32;
     p.mode = pooling::mean;
@@ -117,7 +117,7 @@ TEST_CASE("forward: per-sample weights, fp16 and bf16 outputs, int32 indices, fi
   problem p = make_problem(scalar::int8_rowwise, {16, 40}, 3, 7, 4, 9, /*csr=*/false);
   p.itype = E::index_type::int32;
   p.upload(s);
-  compare(p, run_forward<void>(s, p, scalar::fp32), scalar::fp32);
+  compare(p, run_forward<void>(s, p, dtype::fp32), dtype::fp32);
 }
 
 TEST_CASE("forward: empty bags, bags of one and a very large bag", "[embedding][forward]") {
@@ -132,7 +132,7 @@ TEST_CASE("forward: empty bags, bags of one and a very large bag", "[embedding][
   for (pooling mode : {pooling::sum, pooling::mean, pooling::max}) {
     p.mode = mode;
     p.upload(s);
-    compare(p, run_forward<void>(s, p, scalar::fp32), scalar::fp32);
+    compare(p, run_forward<void>(s, p, dtype::fp32), dtype::fp32);
   }
 }
 
@@ -140,7 +140,7 @@ TEST_CASE("forward: unaligned tables take the element-wise path; explicit output
   strata::stream s;
   problem p = make_problem(scalar::fp32, {4, 8, 12}, 4, 5, 6, 12);
   p.upload(s, /*row_shift=*/4);  // 4-byte aligned, not 16
-  compare(p, run_forward<void>(s, p, scalar::fp32), scalar::fp32);
+  compare(p, run_forward<void>(s, p, dtype::fp32), dtype::fp32);
   // Explicit layout: each feature in its own block with a padded stride; gaps stay poisoned.
   long long off = 0;
   for (auto& f : p.features) {
@@ -150,9 +150,9 @@ TEST_CASE("forward: unaligned tables take the element-wise path; explicit output
     off += 1 + f.batch_size * (dim + 3);
   }
   p.upload(s);
-  compare(p, run_forward<void>(s, p, scalar::fp32), scalar::fp32);
+  compare(p, run_forward<void>(s, p, dtype::fp32), dtype::fp32);
   p.mode = pooling::none;
-  compare(p, run_forward<void>(s, p, scalar::fp32, 200), scalar::fp32, 200);
+  compare(p, run_forward<void>(s, p, dtype::fp32, 200), dtype::fp32, 200);
 }
 
 TEST_CASE("forward: warp size 64 and modelled chiplets (gfx942, sm100a)", "[embedding][forward][chiplet]") {
@@ -160,10 +160,10 @@ TEST_CASE("forward: warp size 64 and modelled chiplets (gfx942, sm100a)", "[embe
   problem p = make_problem(scalar::fp16, {1, 17, 130, 300}, 9, 30, 8, 13);
   p.mode = pooling::mean;
   p.upload(s);
-  compare(p, run_forward<arch::gfx942>(s, p, scalar::fp32), scalar::fp32);
-  compare(p, run_forward<arch::sm100a>(s, p, scalar::fp32), scalar::fp32);
+  compare(p, run_forward<arch::gfx942>(s, p, dtype::fp32), dtype::fp32);
+  compare(p, run_forward<arch::sm100a>(s, p, dtype::fp32), dtype::fp32);
   p.mode = pooling::max;
-  compare(p, run_forward<arch::gfx942>(s, p, scalar::bf16), scalar::bf16);
+  compare(p, run_forward<arch::gfx942>(s, p, dtype::bf16), dtype::bf16);
 }
 
 TEST_CASE("forward: bitwise identical across worker counts and fiber orders", "[embedding][forward][determinism]") {
@@ -173,7 +173,7 @@ TEST_CASE("forward: bitwise identical across worker counts and fiber orders", "[
   std::vector<unsigned char> first;
   for (const auto& opt : strata_test::schedules()) {
     s.set_emulator_options(opt);
-    const auto r = run_forward<arch::gfx942>(s, p, scalar::fp32);
+    const auto r = run_forward<arch::gfx942>(s, p, dtype::fp32);
     if (first.empty()) first = r.raw;
     REQUIRE(first == r.raw);
   }
@@ -202,4 +202,39 @@ TEST_CASE("forward: rows are read 16 bytes at a time wherever their alignment al
   CHECK(width(scalar::fp16, 0x1008, 64, 0).first == D::rows_by_8x2);      // 128 bytes at an 8-byte offset
   CHECK(width(scalar::fp32, 0x1000, 64, 0).first == D::rows_by_16);
   CHECK(width(scalar::int4_rowwise, 0x1000, 8, 0) == std::pair<int, int>{D::rows_by_element, 1});  // 4 + 4 bytes: too short for 16
+}
+
+TEST_CASE("forward: output_format is a strata::dtype; the scalar spelling still compiles; other dtypes are refused",
+          "[embedding][forward][dtype]") {
+  strata::stream s;
+  problem p = make_problem(scalar::int8_rowwise, odd_dims, 6, 5, 9, 81);
+  p.mode = pooling::mean;
+  p.upload(s);
+  for (dtype out : {dtype::bf16, dtype::fp16}) {
+    INFO("output " << strata::to_string(out));
+    const run_result now = run_forward<void>(s, p, out);
+    compare(p, now, out);
+    // Until the next release, code that assigns an embedding::scalar still compiles (with a warning
+    // naming the dtype to write) and writes the same bits.
+    E::forward_args old;
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    old.output_format = out == dtype::bf16 ? scalar::bf16 : scalar::fp16;
+    const bool equal_to_scalar = old.output_format == (out == dtype::bf16 ? scalar::bf16 : scalar::fp16);
+#pragma GCC diagnostic pop
+    CHECK(equal_to_scalar);
+    REQUIRE(old.output_format == out);
+    CHECK(run_forward<void>(s, p, old.output_format).raw == now.raw);
+  }
+  // Any other dtype (or row format spelled as an output format) is refused, naming the entry, the
+  // argument and what it takes; nothing is launched.
+  guarded out(s, 4 * 1024, 0, 0xFF);
+  strata::device_buffer<unsigned char> ws(1 << 16);
+  for (const auto& [type, name] : refused_element_types()) {
+    const E::forward_args a{.in = p.device_lookup(), .output = out.data(), .output_format = type};
+    require_refused([&] { strata::embedding_bag(s, a, {ws.data(), ws.size()}); }, "strata::embedding_bag",
+                    "output_format", std::string("strata::embedding_bag: argument 'output_format' has dtype ") + name +
+                        "; embedding outputs are fp32, fp16 or bf16");
+  }
+  REQUIRE(out.guards_intact(s));
 }

@@ -8,8 +8,11 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <random>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include <strata/embedding.hpp>
@@ -23,6 +26,7 @@ namespace E = strata::embedding;
 using E::bounds;
 using E::pooling;
 using E::scalar;
+using strata::dtype;
 
 /// Device bytes with `guard` sentinel bytes before and after; `shift` moves the payload off 16-byte
 /// alignment to exercise the element-wise path.
@@ -225,32 +229,59 @@ inline problem make_problem(scalar fmt, const std::vector<int>& dims, int featur
   return p;
 }
 
-/// Relative precision of a format's stored values after the kernel's fp32 arithmetic, and of an output format.
-inline double output_eps(scalar out) {
-  return out == scalar::fp16 ? std::ldexp(1.0, -11) : out == scalar::bf16 ? std::ldexp(1.0, -8) : 0.0;
+/// Relative precision of an output element type (the rounding of the kernel's fp32 result).
+inline double output_eps(dtype out) {
+  return out == dtype::fp16 ? std::ldexp(1.0, -11) : out == dtype::bf16 ? std::ldexp(1.0, -8) : 0.0;
 }
 
 /// |got - want| allowed for one output element: fp32 accumulation over `terms` rows (one rounding per
 /// addition and per dequantization or weighting, relative to sum|x|), then the output rounding.
-inline double tolerance(double want, double mag, long long terms, scalar out) {
+inline double tolerance(double want, double mag, long long terms, dtype out) {
   const double acc = (static_cast<double>(terms) + 4) * std::ldexp(1.0, -23) * mag;
   return acc + output_eps(out) * std::fabs(want) * 1.01 + 1e-30;
 }
 
-inline std::vector<double> read_output(strata::stream& s, const guarded& out, scalar fmt, std::size_t n) {
+/// Bytes of one output or gradient element (fp32, fp16 or bf16).
+inline std::size_t element_size(dtype t) { return t == dtype::fp32 ? 4 : 2; }
+
+inline std::vector<double> read_output(strata::stream& s, const guarded& out, dtype t, std::size_t n) {
   const auto h = out.download(s);
   std::vector<double> v(n);
   for (std::size_t i = 0; i < n; ++i) {
-    if (fmt == scalar::fp32) { float x; std::memcpy(&x, h.data() + 4 * i, 4); v[i] = x; }
+    if (t == dtype::fp32) { float x; std::memcpy(&x, h.data() + 4 * i, 4); v[i] = x; }
     else { std::uint16_t b; std::memcpy(&b, h.data() + 2 * i, 2);
-      v[i] = fmt == scalar::fp16 ? double(strata::f16::from_bits(b)) : double(strata::bf16::from_bits(b)); }
+      v[i] = t == dtype::fp16 ? double(strata::f16::from_bits(b)) : double(strata::bf16::from_bits(b)); }
   }
   return v;
 }
 
+/// Element types the entries must refuse as an output_format or grad_format, with the name their
+/// message gives each: dtypes they have no kernels for, and row formats spelled the deprecated way
+/// (embedding::scalar, which converts to the dtype of its elements).
+inline std::vector<std::pair<E::element_type, const char*>> refused_element_types() {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+  return {{dtype::e4m3, "e4m3"}, {dtype::tf32, "tf32"}, {dtype::int32, "int32"},
+          {scalar::int8_rowwise, "int8"}, {scalar::fp8_e4m3, "e4m3"}};
+#pragma GCC diagnostic pop
+}
+
+/// Requires `call` to throw strata::invalid_argument naming `op` and `arg`, with the message `what`.
+inline void require_refused(const std::function<void()>& call, const std::string& op, const std::string& arg,
+                            const std::string& what) {
+  try {
+    call();
+    FAIL(op << " accepted what it must refuse: " << what);
+  } catch (const strata::invalid_argument& e) {
+    CHECK(e.op() == op);
+    CHECK(e.argument() == arg);
+    CHECK(std::string(e.what()) == what);
+  }
+}
+
 /// The raw poison pattern of an output element that the operator must not write.
-inline bool is_poison(const std::vector<unsigned char>& h, scalar fmt, std::size_t i) {
-  const std::size_t w = fmt == scalar::fp32 ? 4 : 2;
+inline bool is_poison(const std::vector<unsigned char>& h, dtype t, std::size_t i) {
+  const std::size_t w = element_size(t);
   for (std::size_t k = 0; k < w; ++k)
     if (h[i * w + k] != 0xFF) return false;
   return true;

@@ -49,22 +49,23 @@ struct buffer {
   }
 };
 
-inline void put_value(E::scalar fmt, unsigned char* p, double v) {
+/// Output and gradient elements: fp32, fp16 or bf16 (a strata::dtype).
+inline void put_value(strata::dtype t, unsigned char* p, double v) {
   const float x = static_cast<float>(v);
-  switch (fmt) {
-    case E::scalar::fp32: std::memcpy(p, &x, 4); return;
-    case E::scalar::fp16: { const auto b = strata::f16(x).bits(); std::memcpy(p, &b, 2); return; }
-    case E::scalar::bf16: { const auto b = strata::bf16(x).bits(); std::memcpy(p, &b, 2); return; }
+  switch (t) {
+    case strata::dtype::fp32: std::memcpy(p, &x, 4); return;
+    case strata::dtype::fp16: { const auto b = strata::f16(x).bits(); std::memcpy(p, &b, 2); return; }
+    case strata::dtype::bf16: { const auto b = strata::bf16(x).bits(); std::memcpy(p, &b, 2); return; }
     default: return;
   }
 }
-inline double get_value(E::scalar fmt, const unsigned char* p) {
-  if (fmt == E::scalar::fp32) { float x; std::memcpy(&x, p, 4); return x; }
+inline double get_value(strata::dtype t, const unsigned char* p) {
+  if (t == strata::dtype::fp32) { float x; std::memcpy(&x, p, 4); return x; }
   std::uint16_t b;
   std::memcpy(&b, p, 2);
-  return fmt == E::scalar::fp16 ? double(float(strata::f16::from_bits(b))) : double(float(strata::bf16::from_bits(b)));
+  return t == strata::dtype::fp16 ? double(float(strata::f16::from_bits(b))) : double(float(strata::bf16::from_bits(b)));
 }
-inline int out_bytes(E::scalar fmt) { return fmt == E::scalar::fp32 ? 4 : 2; }
+inline int out_bytes(strata::dtype t) { return t == strata::dtype::fp32 ? 4 : 2; }
 
 /// Random row bytes of one table (as test/embedding/support.hpp's make_rows, any stride).
 inline void fill_rows(E::scalar fmt, unsigned char* h, long long rows, int dim, long long stride, std::mt19937_64& g) {
@@ -94,10 +95,10 @@ inline void fill_rows(E::scalar fmt, unsigned char* h, long long rows, int dim, 
   }
 }
 
-inline double forward_tolerance(double want, double mag, long long terms, E::scalar out) {
-  const double eps = out == E::scalar::fp16 ? std::ldexp(1.0, -11) : out == E::scalar::bf16 ? std::ldexp(1.0, -8) : 0.0;
+inline double forward_tolerance(double want, double mag, long long terms, strata::dtype out) {
+  const double eps = out == strata::dtype::fp16 ? std::ldexp(1.0, -11) : out == strata::dtype::bf16 ? std::ldexp(1.0, -8) : 0.0;
   // fp16 outputs below 2^-14 are subnormal: their rounding is absolute, half of 2^-24.
-  const double sub = out == E::scalar::fp16 ? std::ldexp(1.0, -25) : 0.0;
+  const double sub = out == strata::dtype::fp16 ? std::ldexp(1.0, -25) : 0.0;
   return (static_cast<double>(terms) + 4) * std::ldexp(1.0, -23) * mag + eps * std::fabs(want) * 1.01 + sub + 1e-30;
 }
 inline double grad_tolerance(const E::reference::backward_result& r, std::size_t t, std::size_t e) {
@@ -304,11 +305,16 @@ struct embedding_case {
 template <class Src>
 bool make_case(Src& src, bool fuzz, bool backward, embedding_case& ec, std::size_t max_bytes = 4u << 20) {
   const E::scalar formats[] = {E::scalar::fp32, E::scalar::fp16, E::scalar::bf16, E::scalar::fp8_e4m3, E::scalar::int8_rowwise, E::scalar::int4_rowwise};
-  const E::scalar outs[] = {E::scalar::fp32, E::scalar::fp16, E::scalar::bf16};
+  const E::scalar plain_formats[] = {E::scalar::fp32, E::scalar::fp16, E::scalar::bf16};
+  const strata::dtype outs[] = {strata::dtype::fp32, strata::dtype::fp16, strata::dtype::bf16};
+  // (fuzz) output types the entries refuse among them: one per row format, as the draws were when
+  // output formats were row formats (embedding::scalar).
+  const strata::dtype any_outs[] = {strata::dtype::fp32, strata::dtype::fp16, strata::dtype::bf16,
+                                    strata::dtype::e4m3, strata::dtype::int8, strata::dtype::int4};
   ec.backward = backward;
   const int kinds = backward ? static_cast<int>(src.range(0, 2)) : 0;  // dense, sparse, fused
   ec.fmt = src.pick(formats);
-  if (backward && kinds == 2 && !fuzz) ec.fmt = src.pick(outs);  // fused updates: fp32 / fp16 / bf16 rows
+  if (backward && kinds == 2 && !fuzz) ec.fmt = src.pick(plain_formats);  // fused updates: fp32 / fp16 / bf16 rows
   const int T = static_cast<int>(src.range(1, 3));
   const std::uint64_t seed = src.seed();
   std::mt19937_64 g(seed);
@@ -372,7 +378,7 @@ bool make_case(Src& src, bool fuzz, bool backward, embedding_case& ec, std::size
   }
   ec.n = static_cast<long long>(indices.size());
   const bool use_weights = (in.mode == E::pooling::sum || in.mode == E::pooling::none) && src.chance(0.4);
-  E::scalar out_fmt = src.pick(outs);
+  strata::dtype out_fmt = src.pick(outs);
   long long max_dim = 1;
   for (auto& t : ec.tables) max_dim = std::max<long long>(max_dim, t.dim);
   long long row_stride = 0;
@@ -392,7 +398,7 @@ bool make_case(Src& src, bool fuzz, bool backward, embedding_case& ec, std::size
     if (src.chance(0.04)) ec.features[0].batch_size = src.range(-2, 0);
     if (src.chance(0.04)) n_claim = ec.n - src.range(1, 3);  // shorter than the array (a longer claim lies about the buffer)
     if (src.chance(0.04)) in.bag_size = src.range(-2, 5);
-    if (src.chance(0.04)) out_fmt = src.pick(formats);
+    if (src.chance(0.04)) out_fmt = src.pick(any_outs);
     if (src.chance(0.04)) row_stride = src.range(-2, 3);
     if (src.chance(0.03)) null_idx = true;
     if (src.chance(0.03)) null_out = true;
@@ -451,7 +457,7 @@ bool make_case(Src& src, bool fuzz, bool backward, embedding_case& ec, std::size
   else
     for (auto& f : ec.features)
       if (f.table >= 0 && f.table < T) out_elems += std::max<long long>(0, f.batch_size) * std::max(0, ec.tables[static_cast<std::size_t>(f.table)].dim);
-  const int ob = out_bytes(out_fmt == E::scalar::fp16 || out_fmt == E::scalar::bf16 ? out_fmt : E::scalar::fp32);
+  const int ob = out_bytes(out_fmt == strata::dtype::fp16 || out_fmt == strata::dtype::bf16 ? out_fmt : strata::dtype::fp32);
   if (static_cast<std::size_t>(out_elems) * ob > max_bytes) return false;
   if (!backward) {
     ec.out.alloc(static_cast<std::size_t>(out_elems) * ob, mis_out);
@@ -465,7 +471,7 @@ bool make_case(Src& src, bool fuzz, bool backward, embedding_case& ec, std::size
   // Backward: grad_output random in the output layout.
   ec.grad.alloc(static_cast<std::size_t>(out_elems) * ob, mis_out);
   std::uniform_real_distribution<double> u(-1.0, 1.0);
-  if (out_fmt == E::scalar::fp32 || out_fmt == E::scalar::fp16 || out_fmt == E::scalar::bf16)
+  if (out_fmt == strata::dtype::fp32 || out_fmt == strata::dtype::fp16 || out_fmt == strata::dtype::bf16)
     for (long long i = 0; i < out_elems; ++i) put_value(out_fmt, ec.grad.data + i * ob, u(g));
   ec.ba.in = in;
   ec.ba.grad_output = null_out ? nullptr : ec.grad.data;

@@ -651,10 +651,10 @@ TEST_CASE("embedding_bag: negative sizes and sizes past 2^31 (validation only)",
 TEST_CASE("embedding_bag: mismatched formats and unsupported features", "[bad-input][embedding]") {
   emb_setup t;
   auto a = t.fwd();
-  a.output_format = E::scalar::int8_rowwise;
+  a.output_format = strata::dtype::int8;
   expect_error<strata::invalid_argument>(t.run(a), EF, "output_format");
   auto b = t.bwd();
-  b.grad_format = E::scalar::fp8_e4m3;
+  b.grad_format = strata::dtype::e4m3;
   expect_error<strata::invalid_argument>(t.run_b(b), EB, "grad_format");
   // Per-sample weights with mean pooling (PyTorch: sum only).
   strata::device_buffer<float> wts(5);

@@ -9,9 +9,9 @@
 // operator and the argument. `passed` maps the names of the pointers the test passed to their values:
 // each must have a row, and each row must read the pointer passed under its name.
 //
-// pointer_fields<T>() counts the fields of an argument struct that are not numbers or enums (pointers,
-// spans, nested descriptors): each test compares it with the rows it expects for that struct, so a
-// pointer field added to an options struct without a row in the table fails the test.
+// pointer_fields<T>() counts the fields of an argument struct that are not numbers, enums or element
+// types (pointers, spans, nested descriptors): each test compares it with the rows it expects for that
+// struct, so a pointer field added to an options struct without a row in the table fails the test.
 #pragma once
 
 #include <catch2/catch.hpp>
@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "strata/numeric/dtype.hpp"
 #include "strata/runtime/error.hpp"
 #include "strata/runtime/pointer_table.hpp"
 
@@ -36,9 +37,11 @@ struct any_field {
   template <class T>
   operator T&() const;  // unevaluated only
 };
+/// Converts to the fields that are not plain values. An element type held in a class that converts to
+/// strata::dtype (embedding::element_type) is a plain value too.
 struct non_plain_field {
   template <class T>
-    requires(!std::is_arithmetic_v<T> && !std::is_enum_v<T>)
+    requires(!std::is_arithmetic_v<T> && !std::is_enum_v<T> && !std::is_convertible_v<T, strata::dtype>)
   operator T&() const;
 };
 template <class T, std::size_t... I>
@@ -60,7 +63,7 @@ template <class T, std::size_t... K>
 constexpr std::size_t count_non_plain(std::index_sequence<K...>) {
   return (std::size_t(non_plain_at<T, K>(std::make_index_sequence<sizeof...(K)>{})) + ... + std::size_t(0));
 }
-/// Fields of aggregate T that are pointers, spans or descriptors (not numbers, bools or enums).
+/// Fields of aggregate T that are pointers, spans or descriptors (not numbers, bools, enums or element types).
 template <class T>
 constexpr std::size_t pointer_fields() {
   return count_non_plain<T>(std::make_index_sequence<field_count<T>()>{});

@@ -31,7 +31,7 @@ struct lookup {
 struct forward_args {
   lookup in;
   void* output = nullptr;                // see feature::output_offset; pooling none: [num_indices, stride]
-  scalar output_format = scalar::fp32;   // fp32, fp16 or bf16
+  element_type output_format = strata::dtype::fp32;  // fp32, fp16 or bf16 (a strata::dtype; types.hpp)
   long long output_row_stride = 0;       // pooling none: elements between rows; 0: the largest dim
 };
 
@@ -44,7 +44,7 @@ enum class gradient { dense, sparse, fused };
 struct backward_args {
   lookup in;                             // the forward's lookup (tables, indices, offsets, ...)
   const void* grad_output = nullptr;     // the gradient of the forward's output, in its layout
-  scalar grad_format = scalar::fp32;     // fp32, fp16 or bf16
+  element_type grad_format = strata::dtype::fp32;  // fp32, fp16 or bf16 (a strata::dtype; types.hpp)
   long long grad_row_stride = 0;         // pooling none: as forward_args::output_row_stride
   gradient kind = gradient::dense;
 

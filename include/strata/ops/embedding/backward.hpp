@@ -108,8 +108,8 @@ struct backward_params {
   int is64;
   int mode;
   int policy;
-  int grad_format;
-  int row_format;
+  int grad_format;                 // strata::dtype: fp32, fp16 or bf16
+  int row_format;                  // scalar
   int kind;                        // gradient
   int opt;                         // optimizer
   int shift;                       // radix pass: key bit shift

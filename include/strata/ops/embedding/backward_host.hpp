@@ -58,8 +58,7 @@ inline void validate_backward(const std::string& op, const backward_args& a, con
     throw unsupported(op + ": max pooling has no backward (FBGEMM has none either); use sum, mean or none");
   if (in.num_indices >= (1LL << 31))
     throw invalid_argument(op, "num_indices", "is " + num(in.num_indices) + "; the backward sorts 32-bit positions (< 2^31)");
-  if (a.grad_format != scalar::fp32 && a.grad_format != scalar::fp16 && a.grad_format != scalar::bf16)
-    throw invalid_argument(op, "grad_format", std::string("must be fp32, fp16 or bf16, got ") + to_string(a.grad_format));
+  check_element_type(op, "grad_format", a.grad_format, "gradients");
   if (in.mode == pooling::none && a.grad_row_stride != 0 && a.grad_row_stride < p.max_dim)
     throw invalid_argument(op, "grad_row_stride", "is " + num(a.grad_row_stride) + " but the largest dim is " + num(p.max_dim));
   const std::size_t T = in.tables.size();
@@ -180,7 +179,7 @@ void launch_backward(stream& s, const backward_args& a, plan& p, const workspace
   bp.is64 = in.indices_type == index_type::int64;
   bp.mode = static_cast<int>(in.mode);
   bp.policy = static_cast<int>(in.policy);
-  bp.grad_format = static_cast<int>(a.grad_format);
+  bp.grad_format = static_cast<int>(a.grad_format.type);
   bp.row_format = static_cast<int>(in.row_format);
   bp.kind = static_cast<int>(a.kind);
   bp.opt = static_cast<int>(a.opt);

@@ -45,7 +45,7 @@ struct forward_params {
   int is64;
   int mode;                      // pooling
   int policy;                    // bounds
-  int out_format;                // scalar
+  int out_format;                // strata::dtype: fp32, fp16 or bf16
   int pad_;
 };
 

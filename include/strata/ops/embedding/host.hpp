@@ -47,8 +47,7 @@ plan forward_plan(const std::string& op, const lookup& in) {
 }
 
 inline void validate_forward(const std::string& op, const forward_args& a, const plan& p) {
-  if (a.output_format != scalar::fp32 && a.output_format != scalar::fp16 && a.output_format != scalar::bf16)
-    throw invalid_argument(op, "output_format", std::string("must be fp32, fp16 or bf16, got ") + to_string(a.output_format));
+  check_element_type(op, "output_format", a.output_format, "outputs");
   const bool none = a.in.mode == pooling::none;
   if (none && a.output_row_stride != 0 && a.output_row_stride < p.max_dim)
     throw invalid_argument(op, "output_row_stride", "is " + num(a.output_row_stride) + " but the largest dim is " + num(p.max_dim));
@@ -101,7 +100,7 @@ void launch_forward(stream& s, const forward_args& a, const plan& p, const devic
   fp.is64 = a.in.indices_type == index_type::int64;
   fp.mode = static_cast<int>(a.in.mode);
   fp.policy = static_cast<int>(a.in.policy);
-  fp.out_format = static_cast<int>(a.output_format);
+  fp.out_format = static_cast<int>(a.output_format.type);
   with_format(a.in.row_format, [&](auto fmt) {
     constexpr scalar S = decltype(fmt)::value;
     if constexpr (Only == any_format || S == scalar(Only)) {

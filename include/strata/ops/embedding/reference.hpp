@@ -191,7 +191,7 @@ inline backward_result embedding_bag_backward(const backward_args& a) {
     for (int c = 0; c < t.dim; ++c) {
       const long long at = in.mode == pooling::none ? i * none_stride + c
                                                     : p.out_offset[f] + (g - p.bag_base[f]) * p.out_stride[f] + c;
-      const double x = w * detail::load_value(a.grad_output, at, static_cast<int>(a.grad_format));
+      const double x = w * detail::load_value(a.grad_output, at, static_cast<int>(a.grad_format.type));
       const auto e = static_cast<std::size_t>(idx * t.dim + c);
       r.grad[ti][e] += x;
       r.mag[ti][e] += std::fabs(x);

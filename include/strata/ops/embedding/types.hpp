@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-// strata/ops/embedding/types.hpp -- what an embedding-bag call is made of: formats, pooling, bounds
-// policies, table and feature descriptions, the device status record and the bounds error.
+// strata/ops/embedding/types.hpp -- what an embedding-bag call is made of: row formats, the output and
+// gradient element type, pooling, bounds policies, table and feature descriptions, the device status
+// record and the bounds error.
 //
 // Vocabulary (FBGEMM's table-batched embeddings, "TBE"):
 //   table    an array of `num_rows` rows of `dim` values, stored in one row format
@@ -14,9 +15,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <type_traits>
 
 #include "strata/config/config.hpp"
+#include "strata/numeric/dtype.hpp"
 #include "strata/runtime/error.hpp"
 
 namespace strata::embedding {
@@ -30,7 +34,9 @@ namespace strata::embedding {
 /// is 0 and the max of nothing is 0, as PyTorch's EmbeddingBag does.
 enum class pooling { sum, mean, max, none };
 
-/// Element formats. Rows: all six. Outputs and gradients: fp32, fp16, bf16.
+/// Row storage formats (lookup::row_format). Not strata::dtype: a row-wise quantized row carries a
+/// scale and a bias besides its elements, which no element type says. Outputs and gradients are plain
+/// elements and take strata::dtype instead (element_type below).
 ///   int8_rowwise  each row: `dim` unsigned bytes q, then fp32 scale, fp32 bias (little endian);
 ///                 value = scale * q + bias. FBGEMM's "fused 8-bit rowwise" layout.
 ///   int4_rowwise  each row: ceil(dim / 2) bytes, element 2k in the low nibble of byte k and element
@@ -38,6 +44,59 @@ enum class pooling { sum, mean, max, none };
 ///                 FBGEMM's "fused 4-bit rowwise" layout.
 ///   fp8_e4m3      OCP E4M3 (strata::f8_e4m3), no scale.
 enum class scalar { fp32, fp16, bf16, fp8_e4m3, int8_rowwise, int4_rowwise };
+
+/// strata::to_string(dtype) is reachable as embedding::to_string too (as in strata::ops::gemm and
+/// strata::attn), so that an element_type prints by it.
+using strata::to_string;
+
+/// The row format whose elements are `t`: fp32, fp16, bf16, e4m3 (fp8_e4m3), and int8 / int4 for
+/// the row-wise quantized formats (the only int8 and int4 rows there are); nothing for the other
+/// dtypes. What a --dtype option means for the rows (examples/embedding.cpp, the benchmark).
+constexpr std::optional<scalar> row_format_of(strata::dtype t) {
+  switch (t) {
+    case strata::dtype::fp32: return scalar::fp32;
+    case strata::dtype::fp16: return scalar::fp16;
+    case strata::dtype::bf16: return scalar::bf16;
+    case strata::dtype::e4m3: return scalar::fp8_e4m3;
+    case strata::dtype::int8: return scalar::int8_rowwise;
+    case strata::dtype::int4: return scalar::int4_rowwise;
+    default: return std::nullopt;
+  }
+}
+
+/// The element type of an output (forward_args::output_format) or a gradient
+/// (backward_args::grad_format): a strata::dtype, of which the entries take fp32, fp16 and bf16 and
+/// refuse the others by name. A struct rather than strata::dtype itself for one release (issue 30):
+/// these fields took embedding::scalar before, and code that still assigns `scalar::fp16` compiles
+/// through the deprecated constructor, with a warning naming the replacement. It converts to
+/// strata::dtype, so it compares with one (`a.output_format == strata::dtype::bf16`), switches and
+/// prints as one (to_string). Once the scalar constructor goes, the fields become strata::dtype.
+struct element_type {
+  strata::dtype type = strata::dtype::fp32;
+
+  constexpr element_type() = default;
+  constexpr element_type(strata::dtype t) : type(t) {}
+  /// Row formats map to the dtype of their elements (fp8_e4m3: e4m3; int8_rowwise, int4_rowwise:
+  /// int8, int4), which the entries refuse as outputs just as they refused these formats before.
+  [[deprecated("output_format and grad_format are strata::dtype: write strata::dtype::fp32, fp16 or bf16 "
+               "for embedding::scalar::fp32, fp16 or bf16 (docs/api.md)")]]
+  constexpr element_type(scalar s)
+      : type(s == scalar::fp16           ? strata::dtype::fp16
+             : s == scalar::bf16         ? strata::dtype::bf16
+             : s == scalar::fp8_e4m3     ? strata::dtype::e4m3
+             : s == scalar::int8_rowwise ? strata::dtype::int8
+             : s == scalar::int4_rowwise ? strata::dtype::int4
+                                         : strata::dtype::fp32) {}
+  constexpr operator strata::dtype() const { return type; }
+};
+static_assert(std::is_trivially_copyable_v<element_type> && sizeof(element_type) == sizeof(strata::dtype));
+
+/// Old code compared these fields with a scalar; it still compiles for one release.
+[[deprecated("output_format and grad_format are strata::dtype: compare with strata::dtype::fp32, fp16 or bf16 "
+             "(docs/api.md)")]]
+constexpr bool operator==(element_type a, scalar s) {
+  return row_format_of(a.type) == s;
+}
 
 enum class index_type { int32, int64 };
 

@@ -62,6 +62,17 @@ inline int element_bytes(scalar s) {
   }
 }
 
+/// Outputs and gradients: the element types the kernels store and load (rows.hpp, store_value and
+/// load_value); any other strata::dtype is refused naming `arg` (output_format or grad_format).
+inline void check_element_type(const std::string& op, const char* arg, strata::dtype t, const char* what) {
+  if (t != strata::dtype::fp32 && t != strata::dtype::fp16 && t != strata::dtype::bf16)
+    throw invalid_argument(op, arg, std::string("has dtype ") + to_string(t) + "; embedding " + what +
+                                        " are fp32, fp16 or bf16");
+}
+
+/// Bytes of one output or gradient element (checked by check_element_type: fp32, fp16 or bf16).
+inline int element_bytes(strata::dtype t) { return t == strata::dtype::fp32 ? 4 : 2; }
+
 inline long long stride_of(const lookup& in, const table& t) {
   return t.row_stride_bytes ? t.row_stride_bytes : packed_row_bytes(in.row_format, t.dim);
 }
@@ -259,7 +270,7 @@ inline void add_lookup_rows(pointer_table& t, const lookup& in, const plan& p, b
 
 /// Bytes of an output or gradient of `format` in the forward's layout (pooled rows, or gathered rows
 /// `row_stride` apart under pooling none).
-inline std::uint64_t output_bytes(const lookup& in, const plan& p, scalar format, long long row_stride) {
+inline std::uint64_t output_bytes(const lookup& in, const plan& p, strata::dtype format, long long row_stride) {
   const std::uint64_t e = static_cast<std::uint64_t>(element_bytes(format));
   if (in.mode == pooling::none)
     return in.num_indices > 0 ? (std::uint64_t(in.num_indices - 1) * std::uint64_t(row_stride ? row_stride : p.max_dim) +

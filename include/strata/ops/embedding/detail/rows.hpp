@@ -249,15 +249,16 @@ STRATA_HOST_DEVICE STRATA_FORCEINLINE long long load_index(const void* p, int is
   return is64 ? static_cast<const long long*>(p)[i] : static_cast<long long>(static_cast<const int*>(p)[i]);
 }
 
-/// Stores one value of an output in `format` (fp32, fp16 or bf16).
+/// Stores one value of an output in `format`, a strata::dtype's value: fp32, fp16 or bf16 (the host
+/// entries refuse the others).
 STRATA_HOST_DEVICE STRATA_FORCEINLINE void store_value(void* base, long long at, int format, float v) {
-  if (format == int(scalar::fp16)) static_cast<f16*>(base)[at] = f16(v);
-  else if (format == int(scalar::bf16)) static_cast<bf16*>(base)[at] = bf16(v);
+  if (format == int(strata::dtype::fp16)) static_cast<f16*>(base)[at] = f16(v);
+  else if (format == int(strata::dtype::bf16)) static_cast<bf16*>(base)[at] = bf16(v);
   else static_cast<float*>(base)[at] = v;
 }
 STRATA_HOST_DEVICE STRATA_FORCEINLINE float load_value(const void* base, long long at, int format) {
-  if (format == int(scalar::fp16)) return float(static_cast<const f16*>(base)[at]);
-  if (format == int(scalar::bf16)) return float(static_cast<const bf16*>(base)[at]);
+  if (format == int(strata::dtype::fp16)) return float(static_cast<const f16*>(base)[at]);
+  if (format == int(strata::dtype::bf16)) return float(static_cast<const bf16*>(base)[at]);
   return static_cast<const float*>(base)[at];
 }
 
