@@ -336,8 +336,11 @@ struct forward_kernel {
     }
     const float drop_scale = p.dropout_p > 0.f ? 1.f / (1.f - p.dropout_p) : 1.f;
     const float s_scale = p.scale * product_scale;  // S holds products / product_scale
-    // The folded path's one factor from the raw score to log2 units (see the softmax below).
-    constexpr bool folded = !extras && std::is_same_v<ScoreMod, no_score_mod>;
+    // The folded path's one factor from the raw score to log2 units (see the softmax below). Not
+    // with a mask mod either: a mask mod and a score mod that returns -inf give bitwise equal rows
+    // (test/reliability/numerics_test.cpp), so both take the general path's roundings.
+    constexpr bool folded =
+        !extras && std::is_same_v<ScoreMod, no_score_mod> && std::is_same_v<MaskMod, no_mask_mod>;
     const float exp2_scale = s_scale * log2e;
 
     typename o_tile::accumulator acc[o_parts];
@@ -389,7 +392,7 @@ struct forward_kernel {
       }
 
       // Online softmax over this tile, in registers: the logits in log2 units (masked: -inf) and
-      // each slot's row max over the row's lanes. Without soft-cap, ALiBi, dropout and a score mod
+      // each slot's row max over the row's lanes. Without soft-cap, ALiBi, dropout and mods
       // (`folded`) the scores stay as the MMA left them and the scale is folded into the
       // exponent: the max is taken of the raw scores (the scale is positive, the host checks it) and
       // P = 2^(s c - m) is one FFMA and one ex2 per score, c = scale log2(e), as FlashAttention-2
