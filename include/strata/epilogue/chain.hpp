@@ -175,10 +175,7 @@ struct chain {
   STRATA_HOST_DEVICE static output_type apply(Acc acc, int row, int col, const params& p) {
     static_assert(value<Acc> || narrow_float<Acc>,
                   "epilogue::chain::apply: the accumulator must be float, std::int32_t or a narrow float type.");
-    if constexpr (narrow_float<Acc>)
-      return step<0>(static_cast<float>(acc), row, col, p);
-    else
-      return step<0>(acc, row, col, p);
+    return step<0>(widen(acc), row, col, p);
   }
 
   /// apply() on two neighbouring elements of D, the first at (row, col), the second at (row2, col2),
@@ -210,6 +207,7 @@ struct chain {
     return params{detail::slot<I, detail::params_of_t<Ops>>{p}...};
   }
 
+  /// A narrow float accumulator as float; float and std::int32_t as they are.
   template <class Acc>
   STRATA_HOST_DEVICE static auto widen(Acc acc) {
     if constexpr (narrow_float<Acc>) return static_cast<float>(acc);

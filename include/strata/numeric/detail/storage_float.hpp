@@ -109,7 +109,6 @@ class storage_float {
   STRATA_HOST_DEVICE constexpr explicit operator double() const noexcept { return double(float(*this)); }
 
  protected:
-  /// The software conversions of format.hpp: the definition of each type's bits.
   /// The software conversions of format.hpp (the definition of each type's bits), or on the CUDA
   /// device the one instruction that gives the same bits. (Qualified: the member factories of the
   /// same names would hide them.)
