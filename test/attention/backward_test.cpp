@@ -59,6 +59,36 @@ TEST_CASE("attention backward: fp16 and bf16, and the sm80 forward", "[attention
   check_grad<f16, 64, 64, sm80>({.batch = 1, .heads = 2, .heads_k = 1, .sq = 40, .sk = 35, .opt = causal(A::alignment::bottom_right)});
 }
 
+// The tensor-core dK/dV kernel (backward_mma.hpp: f16 / bf16 on the mma.sync atoms, head dims up to
+// 128): 64-key blocks, 64-row query steps, so lengths that are not multiples of 64 and more than one
+// tile of each; every mask and modifier; GQA summed over the group.
+static_assert(A::detail::backward_on_tensor_cores<sm80, f16, 64, 64>() && A::detail::backward_on_tensor_cores<sm80, bf16, 128, 128>());
+static_assert(!A::detail::backward_on_tensor_cores<sm80, float, 64, 64>() && !A::detail::backward_on_tensor_cores<host, f16, 64, 64>());
+
+TEST_CASE("attention backward on tensor cores: head dims, GQA, partial tiles", "[attention][backward][mma]") {
+  check_grad<f16, 32, 32, sm80>({.batch = 2, .heads = 4, .heads_k = 2, .sq = 70, .sk = 131});
+  check_grad<bf16, 64, 64, sm80>({.batch = 1, .heads = 3, .heads_k = 1, .sq = 129, .sk = 65, .bhsd = true});
+  check_grad<f16, 96, 96, sm80>({.batch = 1, .heads = 2, .heads_k = 2, .sq = 1, .sk = 100});
+  check_grad<bf16, 128, 128, sm80>({.batch = 1, .heads = 2, .heads_k = 1, .sq = 77, .sk = 1});
+  check_grad<f16, 128, 128, sm80>({.batch = 1, .heads = 2, .heads_k = 2, .sq = 64, .sk = 128});
+}
+
+TEST_CASE("attention backward on tensor cores: masks, ALiBi, soft-cap, sinks, varlen", "[attention][backward][mma]") {
+  check_grad<f16, 64, 64, sm80>({.heads = 2, .heads_k = 1, .sq = 150, .sk = 90, .opt = causal(A::alignment::top_left)});
+  check_grad<bf16, 64, 64, sm80>({.heads = 2, .heads_k = 1, .sq = 90, .sk = 150, .opt = causal(A::alignment::bottom_right)});
+  check_grad<f16, 32, 32, sm80>({.heads = 2, .heads_k = 2, .sq = 140, .sk = 70, .opt = causal(A::alignment::bottom_right)});
+  A::options w;
+  w.window_left = 20, w.window_right = 3;
+  check_grad<f16, 64, 64, sm80>({.batch = 2, .heads = 2, .heads_k = 1, .sq = 200, .sk = 190, .opt = w});
+  A::options all = causal(A::alignment::bottom_right);
+  all.window_left = 70, all.softcap = 4.0f, all.scale = 0.2f;
+  check_grad<bf16, 128, 128, sm80>({.batch = 2, .heads = 4, .heads_k = 2, .sq = 80, .sk = 100, .opt = all,
+                                    .alibi = {0.3f, 0.2f, 0.1f, 0.05f}, .sinks = {1.f, 0.f, -1.f, 2.f}});
+  check_grad<f16, 64, 64, sm80>({.batch = 3, .heads = 2, .heads_k = 1, .sq = 100, .sk = 90, .varlen = true,
+                                 .opt = causal(A::alignment::bottom_right)});
+  check_grad<bf16, 32, 32, sm80>({.batch = 3, .heads = 2, .heads_k = 1, .sq = 70, .sk = 80, .padded = true});
+}
+
 TEST_CASE("attention backward: bitwise identical across emulator schedules", "[attention][backward]") {
   A::options all = causal(A::alignment::bottom_right);
   all.window_left = 9, all.softcap = 3.0f;
@@ -71,6 +101,16 @@ TEST_CASE("attention backward: bitwise identical across emulator schedules", "[a
     CHECK(std::memcmp(runs[i].dk.data(), runs[0].dk.data(), runs[0].dk.size() * sizeof(f16)) == 0);
     CHECK(std::memcmp(runs[i].dv.data(), runs[0].dv.data(), runs[0].dv.size() * sizeof(f16)) == 0);
     CHECK(std::memcmp(runs[i].dsinks.data(), runs[0].dsinks.data(), runs[0].dsinks.size() * 4) == 0);
+  }
+  // The tensor-core kernel's dQ slots too.
+  const spec m{.batch = 1, .heads = 2, .heads_k = 1, .sq = 100, .sk = 130, .opt = all};
+  const auto mi = make_inputs<bf16, 64, 64>(m);
+  std::vector<grad_run<bf16>> mruns;
+  for (const auto& eo : strata_test::schedules()) mruns.push_back(run_grad<bf16, 64, 64, sm80>(m, mi, eo));
+  for (std::size_t i = 1; i < mruns.size(); ++i) {
+    CHECK(std::memcmp(mruns[i].dq.data(), mruns[0].dq.data(), mruns[0].dq.size() * sizeof(bf16)) == 0);
+    CHECK(std::memcmp(mruns[i].dk.data(), mruns[0].dk.data(), mruns[0].dk.size() * sizeof(bf16)) == 0);
+    CHECK(std::memcmp(mruns[i].dv.data(), mruns[0].dv.data(), mruns[0].dv.size() * sizeof(bf16)) == 0);
   }
 }
 

@@ -60,12 +60,15 @@
 #if STRATA_DEVICE_PASS || (defined(__clang__) && !STRATA_BACKEND_CUDA)
 #define STRATA_UNROLL STRATA_PRAGMA(unroll)
 #define STRATA_NO_UNROLL STRATA_PRAGMA(unroll 1)
+#define STRATA_UNROLL_BY(n) STRATA_PRAGMA(unroll n)
 #elif defined(__GNUC__) && !STRATA_BACKEND_CUDA
 #define STRATA_UNROLL STRATA_PRAGMA(GCC unroll 16)
 #define STRATA_NO_UNROLL STRATA_PRAGMA(GCC unroll 1)
+#define STRATA_UNROLL_BY(n) STRATA_PRAGMA(GCC unroll n)
 #else
 #define STRATA_UNROLL
 #define STRATA_NO_UNROLL
+#define STRATA_UNROLL_BY(n)
 #endif
 
 #if __cplusplus < 202002L && !defined(_MSVC_LANG)

@@ -2,15 +2,18 @@
 // strata/ops/attention/backward.hpp -- the attention backward (FlashAttention-2's algorithm):
 // dQ, dK, dV recomputed from Q, K, V, dO and the forward's LSE, never storing the S x S matrices.
 //
-// Three kernels, all deterministic (no floating-point atomics; every sum runs in a fixed order, so
+// Four kernels, all deterministic (no floating-point atomics; every sum runs in a fixed order, so
 // the result is bitwise identical for any block schedule):
+//   pre   one warp per (batch, head, query row): Di = rowsum(dO o O) and the LSE in log2 units,
+//         once per row into the workspace (every key tile's block reads them there instead of
+//         recomputing Di from O and dO: 128 times over at 4 096 keys in 32-key tiles)
 //   dkdv  one block per (batch, K/V head, key tile of BN keys); it keeps the tile's K and V and its
 //         dK, dV accumulators in shared memory (fp32) and walks every query head of the GQA group and
 //         every query tile in order:
 //           P   = exp(mask(mods(scale * Q K^T)) - LSE)     (recomputed; 0 where masked)
 //           Pd  = P o Z / (1 - p_drop)                      (Z: the forward's Philox dropout mask)
 //           dV += Pd^T dO;   dP = (dO V^T) o Z / (1 - p_drop)
-//           Di  = rowsum(dO o O)                            (per query row, computed in the block)
+//           Di  = rowsum(dO o O)                            (per query row, from `pre`)
 //           dS  = P o (dP - Di) o softcap'(.) * scale
 //           dK += dS^T Q;    dQ_t = dS K  -> fp32 workspace slot of this key tile
 //         so dK and dV are summed over the GQA group inside the block.
@@ -24,6 +27,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "strata/config/config.hpp"
 #include "strata/ops/attention/forward.hpp"
@@ -46,10 +50,18 @@ struct backward_params {
   long long dk_bs, dk_rs, dk_hs;
   long long dv_bs, dv_rs, dv_hs;
   float* dq_part;      // (key tiles, B, H, SQ, D) fp32
+  float* lse2;         // (B, H, stat_ld) fp32: the row's LSE times log2(e) (`pre`; -inf: no visible key)
+  float* di;           // (B, H, stat_ld) fp32: rowsum(dO o O) (`pre`)
+  long long stat_ld;   // rows of lse2 / di per (batch, head): seqlen_q rounded up to 4 (16-byte rows)
   float* sink_part;    // (B, H, SQ) fp32, or null
   float* dsinks;       // (H) fp32, or null
   int k_tiles;         // key tiles of the longest sequence
 };
+
+/// Where row i of (b, h) keeps its LSE2 and Di (i inside the sequence, not packed).
+STRATA_HOST_DEVICE inline long long stat_index(const backward_params& bp, int b, int h, int i) {
+  return (static_cast<long long>(b) * bp.f.heads + h) * bp.stat_ld + i;
+}
 
 constexpr std::size_t backward_shared_bytes(int bn, int d, int dv) {
   return static_cast<std::size_t>(bn) * (2 * d + 2 * dv) * 4 + 3 * 16 * static_cast<std::size_t>(bn) * 4 + 2 * 16 * 4 + 256;
@@ -63,7 +75,62 @@ constexpr int backward_block_n() {
   return 0;
 }
 
+/// Whether the tensor-core dK/dV kernel (backward_mma.hpp) serves (target, element type, head dims):
+/// f16 / bf16 on the m16n8k16 mma.sync atoms, head dims multiples of 32 up to 128.
+template <class Target, class Elem, int D, int Dv>
+constexpr bool backward_on_tensor_cores() {
+  if constexpr (std::is_same_v<Elem, f16> || std::is_same_v<Elem, bf16>) {
+    using A = atom_for<Target, Elem>;
+    return mma::ldmatrix_loadable<A> && mma::c_is_a<A> && D <= 128 && Dv <= 128 && D % 32 == 0 && Dv % 32 == 0;
+  } else {
+    return false;
+  }
+}
+
+/// Keys per dK/dV block (and per dQ workspace slot) of the kernel that serves the configuration.
+template <class Target, class Elem, int D, int Dv>
+constexpr int backward_key_tile() {
+  if constexpr (backward_on_tensor_cores<Target, Elem, D, Dv>()) return 64;
+  else return backward_block_n<Target, D, Dv>();
+}
+
 }  // namespace detail
+
+/// Per query row, once: Di = rowsum(dO o O) (a fixed lane order: warp.sum's tree) and LSE2 = LSE
+/// log2(e). One warp per (batch, head, row); rows a sequence does not have are left alone.
+template <class Elem, int Dv, class Target>
+struct backward_preprocess_kernel {
+  using target = Target;
+  using params = detail::backward_params;
+  static constexpr const char* name = "attention_backward_preprocess_kernel";
+  static constexpr int warps = 4;
+  static constexpr int threads = warps * Target::warp_size;
+  static constexpr int max_threads_per_block = threads;
+
+  template <class Ctx>
+  STRATA_HOST_DEVICE void operator()(Ctx& ctx, const params& bp) const {
+    const detail::forward_params& p = bp.f;
+    auto warp = ctx.warp();
+    const long long row = ctx.block().rank() * warps + warp.index();  // (b, h, i)
+    if (row >= static_cast<long long>(p.batch) * p.heads * p.seqlen_q) return;
+    const int i = static_cast<int>(row % p.seqlen_q);
+    const int h = static_cast<int>((row / p.seqlen_q) % p.heads);
+    const int b = static_cast<int>(row / (static_cast<long long>(p.heads) * p.seqlen_q));
+    const detail::seq_view sq = detail::sequence(p, b);
+    if (i >= sq.sq) return;  // the whole warp leaves together: warp.sum below sees every lane
+    const Elem* o = static_cast<const Elem*>(p.o) + b * p.o_bs + static_cast<long long>(sq.q0 + i) * p.o_rs + h * p.o_hs;
+    const Elem* dout = static_cast<const Elem*>(bp.dout) + b * bp.do_bs + static_cast<long long>(sq.q0 + i) * bp.do_rs + h * bp.do_hs;
+    float part = 0.f;
+    for (int c = ctx.lane().index(); c < Dv; c += Target::warp_size) part += static_cast<float>(dout[c]) * static_cast<float>(o[c]);
+    const float di = warp.sum(part);
+    if (ctx.lane().index() == 0) {
+      const float lse = p.lse[b * p.lse_bs + h * p.lse_hs + sq.q0 + i];
+      const long long at = detail::stat_index(bp, b, h, i);
+      bp.di[at] = di;
+      bp.lse2[at] = lse * 1.4426950408889634f;  // -inf stays -inf
+    }
+  }
+};
 
 /// dK and dV of one key tile (and its dQ contribution). Elem: f16, bf16 or float.
 template <class Elem, int D, int Dv, class Target, class ScoreMod = no_score_mod, class MaskMod = no_mask_mod>
@@ -128,20 +195,17 @@ struct backward_dkdv_kernel {
     for (int g = 0; g < group; ++g) {
       const int h = hk * group + g;
       const Elem* qg = static_cast<const Elem*>(p.q) + b * p.q_bs + static_cast<long long>(sq.q0) * p.q_rs + h * p.q_hs;
-      const Elem* og = static_cast<const Elem*>(p.o) + b * p.o_bs + static_cast<long long>(sq.q0) * p.o_rs + h * p.o_hs;
       const Elem* dog = static_cast<const Elem*>(bp.dout) + b * bp.do_bs + static_cast<long long>(sq.q0) * bp.do_rs + h * bp.do_hs;
       float* dqp = bp.dq_part + (((static_cast<long long>(t) * p.batch + b) * p.heads + h) * p.seqlen_q) * D;
       const float slope = p.alibi ? p.alibi[h] : 0.f;
       for (int m0 = 0; m0 < sq.sq; m0 += BM) {
-        // Per row: LSE and Di = rowsum(dO o O), each summed by one thread in order.
+        // Per row: LSE and Di (the preprocess kernel's).
         for (int i = tid; i < BM; i += threads) {
           const int qi = m0 + i;
           float lse = detail::neg_inf(), di = 0.f;
           if (qi < sq.sq) {
             lse = p.lse[b * p.lse_bs + h * p.lse_hs + sq.q0 + qi];
-            for (int c = 0; c < Dv; ++c)
-              di += static_cast<float>(dog[static_cast<long long>(qi) * bp.do_rs + c]) *
-                    static_cast<float>(og[static_cast<long long>(qi) * p.o_rs + c]);
+            di = bp.di[detail::stat_index(bp, b, h, qi)];
           }
           sm.lse[i] = lse;
           sm.di[i] = di;
@@ -238,7 +302,7 @@ struct backward_dq_kernel {
   using target = Target;
   using params = detail::backward_params;
   static constexpr const char* name = "attention_backward_dq_kernel";
-  static constexpr int BN = backward_dkdv_kernel<Elem, D, Dv, Target>::BN;
+  static constexpr int BN = detail::backward_key_tile<Target, Elem, D, Dv>();
   static constexpr int threads = Target::warp_size;
   static constexpr int max_threads_per_block = threads;
 
@@ -262,13 +326,7 @@ struct backward_dq_kernel {
     if (bp.sink_part && ctx.block().thread_rank() == 0) {
       const float lse = p.lse[b * p.lse_bs + h * p.lse_hs + sq.q0 + i];
       float term = 0.f;
-      if (lse != detail::neg_inf()) {
-        const Elem* o = static_cast<const Elem*>(p.o) + b * p.o_bs + static_cast<long long>(sq.q0 + i) * p.o_rs + h * p.o_hs;
-        const Elem* dout = static_cast<const Elem*>(bp.dout) + b * bp.do_bs + static_cast<long long>(sq.q0 + i) * bp.do_rs + h * bp.do_hs;
-        float di = 0.f;
-        for (int c = 0; c < Dv; ++c) di += static_cast<float>(dout[c]) * static_cast<float>(o[c]);
-        term = -::expf(p.sinks[h] - lse) * di;
-      }
+      if (lse != detail::neg_inf()) term = -::expf(p.sinks[h] - lse) * bp.di[detail::stat_index(bp, b, h, i)];
       bp.sink_part[row] = term;
     }
   }

@@ -21,6 +21,7 @@
 #include <string>
 
 #include "strata/ops/attention/backward.hpp"
+#include "strata/ops/attention/backward_mma.hpp"
 #include "strata/ops/attention/config.hpp"
 #include "strata/ops/attention/decode.hpp"
 #include "strata/ops/attention/forward.hpp"
@@ -523,8 +524,7 @@ int backward_tile(strata::dtype t, int d, int dv) {
   int bn = 0;
   with_dtype(t, [&](auto e) {
     with_dims(d, dv, [&](auto dd, auto vv) {
-      (void)e;
-      bn = backward_block_n<Target, decltype(dd)::value, decltype(vv)::value>();
+      bn = backward_key_tile<Target, std::remove_cvref_t<decltype(e)>, decltype(dd)::value, decltype(vv)::value>();
     });
   });
   return bn;
@@ -532,8 +532,12 @@ int backward_tile(strata::dtype t, int d, int dv) {
 
 struct backward_layout {
   int k_tiles = 0;
-  std::size_t dq_bytes = 0, sink_bytes = 0;
-  std::size_t total() const { return dq_bytes + sink_bytes + (dq_bytes + sink_bytes ? 512 : 0); }
+  long long stat_ld = 0;                                  // rows of lse2 / di per (batch, head)
+  std::size_t dq_bytes = 0, stat_bytes = 0, sink_bytes = 0;  // stat_bytes: lse2 and di, each
+  std::size_t total() const {
+    const std::size_t all = dq_bytes + 2 * stat_bytes + sink_bytes;
+    return all ? all + 512 : 0;
+  }
 };
 
 template <class Target>
@@ -545,6 +549,8 @@ backward_layout backward_workspace(const tensor& q, const tensor& k, const tenso
   const long long rows = static_cast<long long>(q.batch) * q.heads * q.seqlen;
   l.dq_bytes = static_cast<std::size_t>(l.k_tiles) * static_cast<std::size_t>(rows) * q.dim * 4;
   l.dq_bytes = (l.dq_bytes + 255) / 256 * 256;
+  l.stat_ld = (static_cast<long long>(q.seqlen) + 3) / 4 * 4;
+  l.stat_bytes = (static_cast<std::size_t>(q.batch) * q.heads * l.stat_ld * 4 + 255) / 256 * 256;
   if (opt.dsinks) l.sink_bytes = static_cast<std::size_t>(rows) * 4;
   return l;
 }
@@ -553,7 +559,8 @@ backward_layout backward_workspace(const tensor& q, const tensor& k, const tenso
 
 namespace strata {
 
-/// Scratch bytes of attention_backward (dQ partials of every key tile, fp32, and the sink terms).
+/// Scratch bytes of attention_backward (dQ partials of every key tile, fp32; each query row's LSE in
+/// log2 units and Di = rowsum(dO o O); the sink terms).
 template <class Target = attn::default_target>
 std::size_t attention_backward_workspace_size(const attn::tensor& q, const attn::tensor& k, const attn::tensor& v,
                                               const attn::options& opt = {}) {
@@ -599,7 +606,10 @@ backward_params prepare_backward(const std::string& op, const tensor& q, const t
   bp.dv_bs = vl ? 0 : dv.batch_stride, bp.dv_rs = dv.row_stride, bp.dv_hs = dv.head_stride;
   unsigned char* base = static_cast<unsigned char*>(ws.data);
   bp.dq_part = reinterpret_cast<float*>(base);
-  bp.sink_part = opt.dsinks ? reinterpret_cast<float*>(base + lay.dq_bytes) : nullptr;
+  bp.lse2 = reinterpret_cast<float*>(base + lay.dq_bytes);
+  bp.di = reinterpret_cast<float*>(base + lay.dq_bytes + lay.stat_bytes);
+  bp.stat_ld = lay.stat_ld;
+  bp.sink_part = opt.dsinks ? reinterpret_cast<float*>(base + lay.dq_bytes + 2 * lay.stat_bytes) : nullptr;
   bp.dsinks = opt.dsinks;
   bp.k_tiles = lay.k_tiles;
   return bp;
@@ -608,7 +618,7 @@ backward_params prepare_backward(const std::string& op, const tensor& q, const t
 template <class Elem, int D, int Dv, class Target, class SM = no_score_mod, class MM = no_mask_mod, class Before = no_check>
 void launch_backward(stream& s, const std::string& op, const backward_params& bp, const SM& sm = {}, const MM& mm = {},
                      const Before& before = {}) {
-  if constexpr (backward_block_n<Target, D, Dv>() == 0) {
+  if constexpr (backward_key_tile<Target, Elem, D, Dv>() == 0) {
     (void)s, (void)bp, (void)sm, (void)mm, (void)before;
     throw unsupported(op + ": head dim " + num(D) + " has no backward tile on target " + std::string(Target::name));
   } else {
@@ -617,11 +627,23 @@ void launch_backward(stream& s, const std::string& op, const backward_params& bp
     const long long rows = static_cast<long long>(p.batch) * p.heads * p.seqlen_q;
     if (kv_blocks > 0x7fffffffLL || rows > 0x7fffffffLL) throw invalid_argument(op, "q", "is too large for one grid");
     before();
-    using KV = backward_dkdv_kernel<Elem, D, Dv, Target, SM, MM>;
-    KV kv{};
-    kv.score_mod = sm;
-    kv.mask_mod = mm;
-    if (kv_blocks > 0) launch(s, {.grid = static_cast<int>(kv_blocks), .block = KV::threads}, kv, bp);
+    using Pre = backward_preprocess_kernel<Elem, Dv, Target>;
+    if (rows > 0) launch(s, {.grid = static_cast<int>((rows + Pre::warps - 1) / Pre::warps), .block = Pre::threads}, Pre{}, bp);
+    const auto run_dkdv = [&](auto kernel) {
+      kernel.score_mod = sm;
+      kernel.mask_mod = mm;
+      launch(s, {.grid = static_cast<int>(kv_blocks), .block = decltype(kernel)::threads}, kernel, bp);
+    };
+    if (kv_blocks == 0) {
+    } else if constexpr (backward_on_tensor_cores<Target, Elem, D, Dv>()) {
+      // Tensor cores; without the optional score features, the shorter element loop (as the forward).
+      if (p.softcap > 0.f || p.alibi || p.dropout_p > 0.f)
+        run_dkdv(backward_dkdv_mma_kernel<Elem, D, Dv, Target, SM, MM, score_features::any>{});
+      else
+        run_dkdv(backward_dkdv_mma_kernel<Elem, D, Dv, Target, SM, MM, score_features::none>{});
+    } else {
+      run_dkdv(backward_dkdv_kernel<Elem, D, Dv, Target, SM, MM>{});
+    }
     if (rows > 0) launch(s, {.grid = static_cast<int>(rows), .block = Target::warp_size}, backward_dq_kernel<Elem, D, Dv, Target>{}, bp);
     if (bp.dsinks) launch(s, {.grid = p.heads, .block = Target::warp_size}, backward_dsink_kernel<Target>{}, bp);
   }

@@ -1,0 +1,365 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+// strata/ops/attention/backward_mma.hpp -- the attention backward's dK/dV kernel on tensor cores
+// (FlashAttention-2's structure), for the 16-bit mma.sync atoms (f16 / bf16 on sm80, sm90a, sm100a)
+// at head dims up to 128. backward.hpp keeps the scalar fp32 kernel for the other element types,
+// targets and head dims, and the preprocess, dQ and dsink kernels both use.
+//
+// One block of 8 warps per (batch, K/V head, key tile of BN = 64 keys), walking 64-row query tiles
+// (FlashAttention-2's structure). Warp w has key group kg = w % 4 (keys n0 + 16 kg .. + 16) and
+// half hf = w / 4; the products run in the transposed orientation, keys as the MMA's rows:
+//   K, V   the tile's keys, 16-bit in shared memory (rows padded by 16 bytes), loaded once
+//   Q, dO  the query tiles, double-buffered by strata::pipeline (cp.async on sm80+) with each row's
+//          LSE2 and Di from the preprocess kernel; the walk covers every query head of the GQA group
+//          and only the query tiles the windows (causal included) let see this key tile
+//   per query tile, on the atom with ldmatrix fragments (mma/ldmatrix_fragments.hpp):
+//     1. warp (kg, hf): S^T = K_kg Q^T and dP^T = V_kg dO^T for queries 32 hf .. + 32 (fp32
+//        accumulators); P^T = 2^(S^T c - LSE2) and dS^T = P^T o (dP^T - Di) o scale per element, with
+//        the masks and modifiers (c = scale log2 e); both written once to shared memory, 16-bit
+//     2. warp (kg, hf): dV_kg += P^T dO and dK_kg += dS^T Q for head-dim columns hf D/2 .. + D/2, P^T
+//        and dS^T read back as A fragments, dO and Q transposed (ldmatrix.trans); the dK and dV
+//        accumulators stay in registers for the whole walk (a quarter of a 16 x D tile each per lane)
+//     3. warp (qg = w % 4, hf): dQ_t = dS K for query rows 16 qg .. + 16, columns hf D/2 .. + D/2
+//        (dS^T read transposed), fp32 into this key tile's slot of the workspace; the dQ kernel sums
+//        the slots in tile order, so the result stays deterministic
+// Splitting the head dim over two warps keeps the accumulators of a warp at 16 x D / 2 each for dK
+// and dV: with one warp per key group holding 16 x D of both (4 warps), head dim 96 and 128 spilled
+// 48-132 bytes at 255 registers (nvcc 13, sm_90a).
+// Rows of a query tile that the windows hide from every key of the tile are not walked (their dQ
+// slot rows are written as zeros: the dQ kernel reads every slot).
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "strata/arch/fast_math.hpp"
+#include "strata/arch/narrow.hpp"
+#include "strata/config/config.hpp"
+#include "strata/copy/tile.hpp"
+#include "strata/mma/ldmatrix_fragments.hpp"
+#include "strata/mma/mma.hpp"
+#include "strata/ops/attention/backward.hpp"
+#include "strata/ops/attention/config.hpp"
+#include "strata/ops/attention/mods.hpp"
+#include "strata/ops/attention/philox.hpp"
+#include "strata/pipeline/pipeline.hpp"
+
+namespace strata::attn {
+
+/// Features: score_features::none for the kernels without soft-cap, ALiBi and dropout (the common
+/// case: a shorter element loop, as in the forward), score_features::any with them.
+template <class Elem, int D, int Dv, class Target, class ScoreMod = no_score_mod, class MaskMod = no_mask_mod,
+          score_features Features = score_features::any>
+struct backward_dkdv_mma_kernel {
+  using target = Target;
+  using params = detail::backward_params;
+  using atom = atom_for<Target, Elem>;
+  static constexpr const char* name = "attention_backward_dkdv_mma_kernel";
+  static_assert(detail::backward_on_tensor_cores<Target, Elem, D, Dv>(),
+                "attention backward: the tensor-core dK/dV kernel takes f16/bf16 on the m16n8k16 mma.sync atoms, "
+                "head dims multiples of 32 up to 128");
+  static_assert(differentiable_score_mod<ScoreMod>,
+                "attention backward: the score_mod must state its derivative, a member "
+                "float grad(float score, int batch, int head, int q, int k) const (mods.hpp)");
+  static constexpr int warps = 8;
+  static constexpr int WN = atom::M;            // keys per key group
+  static constexpr int BN = 4 * WN;             // keys per block
+  static_assert(BN == detail::backward_key_tile<Target, Elem, D, Dv>(), "attention backward: the workspace's key tile");
+  static constexpr int BM = 64;                 // query rows per step
+  static constexpr int stages = 2;
+  static constexpr int threads = warps * Target::warp_size;
+  static constexpr int max_threads_per_block = threads;
+  static constexpr int min_blocks_per_multiprocessor = 1;
+  static constexpr int pad = 16 / static_cast<int>(sizeof(Elem));
+  static constexpr int ldk = D + pad, ldv = Dv + pad, ldq = D + pad, ldo = Dv + pad, lds = BM + pad;
+  static constexpr int DH = D / 2, DvH = Dv / 2, BMH = BM / 2;  // a warp's half of the head dims / queries
+
+  using s_tile = mma::warp_tile<atom, WN, BMH, atom::K>;        // 1: S^T, dP^T (16 keys x 32 queries)
+  using s_frags = mma::ldmatrix_fragments<atom, WN, BMH, atom::K>;
+  using dk_tile = mma::warp_tile<atom, WN, DH, atom::K>;        // 2: dK (16 keys x D / 2); 3: dQ_t
+  using dk_frags = mma::ldmatrix_fragments<atom, WN, DH, atom::K>;
+  using dv_tile = mma::warp_tile<atom, WN, DvH, atom::K>;       // 2: dV (16 keys x Dv / 2)
+  using dv_frags = mma::ldmatrix_fragments<atom, WN, DvH, atom::K>;
+  static_assert(BM == 4 * WN && BM % 32 == 0, "attention backward: four 16-row groups of dQ_t per query tile");
+  // P^T and dS^T are stored two values at a time: C values v, v + 1 (v even) are row neighbours.
+  static constexpr bool c_pairs = [] {
+    for (int l = 0; l < atom::warp_size; ++l)
+      for (int v = 0; v + 1 < atom::c_values; v += 2)
+        if (atom::c_coord(l, v + 1) != mma::coord{atom::c_coord(l, v).row, atom::c_coord(l, v).col + 1}) return false;
+    return atom::c_values % 2 == 0;
+  }();
+  static_assert(c_pairs, "attention backward: the atom's C values must come in row pairs");
+
+  using k_copy = copy::tile_copy<Elem, BN, D, 16, 16, threads>;
+  using v_copy = copy::tile_copy<Elem, BN, Dv, 16, 16, threads>;
+  using q_copy = copy::tile_copy<Elem, BM, D, 16, 16, threads>;
+  using o_copy = copy::tile_copy<Elem, BM, Dv, 16, 16, threads>;
+  using stat_copy = copy::tile_copy<float, 1, BM, 16, 16, threads>;
+
+  struct shared_storage {
+    alignas(16) Elem k[BN * ldk];
+    alignas(16) Elem v[BN * ldv];
+    alignas(16) Elem q[stages][BM * ldq];
+    alignas(16) Elem dout[stages][BM * ldo];
+    alignas(16) Elem pt[BN * lds];          // P^T (dropped): (key, query)
+    alignas(16) Elem ds[BN * lds];          // dS^T: (key, query)
+    alignas(16) float lse2[stages][BM];
+    alignas(16) float di[stages][BM];
+  };
+  static_assert(sizeof(shared_storage) <= Target::shared_memory_per_block,
+                "attention backward: the tensor-core dK/dV tile does not fit the target's shared memory");
+
+  ScoreMod score_mod{};
+  MaskMod mask_mod{};
+
+  template <class Ctx>
+  STRATA_HOST_DEVICE void operator()(Ctx& ctx, const params& bp) const {
+    if constexpr (mma::available_in_this_pass<atom>) run(ctx, bp);
+    else mma::unavailable_in_this_pass();
+  }
+
+ private:
+  template <class Ctx>
+  STRATA_HOST_DEVICE void run(Ctx& ctx, const params& bp) const {
+    auto& sm = ctx.template shared<shared_storage>();
+    const detail::forward_params& p = bp.f;
+    const int w = ctx.warp().index(), lane = ctx.lane().index();
+    const int kg = w % 4, hf = w / 4;  // key group (also the dQ row group), half
+    // (the launch checks that the grid fits an int: 32-bit divisions, no 64-bit division calls)
+    const int r = static_cast<int>(ctx.block().rank());
+    const int t = r % bp.k_tiles;
+    const int hk = (r / bp.k_tiles) % p.heads_k;
+    const int b = r / bp.k_tiles / p.heads_k;
+    const detail::seq_view sq = detail::sequence(p, b);
+    const int n0 = t * BN;
+    if (n0 >= sq.sk) return;  // this sequence has no such key tile (the dq kernel does not read it)
+    const int group = p.heads / p.heads_k;
+
+    // The query rows that can see a key of [n0, n0 + BN): the windows (causal is window_right 0)
+    // bound them; the rest of each slot is written as zeros. In 64 bits: windows up to INT_MAX.
+    long long lo = 0, hi = sq.sq;  // [lo, hi)
+    if (p.window_right >= 0) {
+      const long long first = static_cast<long long>(n0) - sq.off - p.window_right;  // j <= i + off + right
+      lo = first > 0 ? first : 0;
+    }
+    if (p.window_left >= 0) {
+      const long long end = static_cast<long long>(n0) + BN - sq.off + p.window_left;  // j >= i + off - left
+      hi = end < hi ? end : hi;
+    }
+    if (lo > hi) lo = hi;
+    const int m_first = static_cast<int>(lo) / BM * BM;
+    const int m_end = hi > lo ? static_cast<int>(hi) : m_first;                  // rows [m_first, m_end) are walked
+    const int m_tiles = (m_end - m_first + BM - 1) / BM;
+    const int steps = group * m_tiles;
+
+    const long long kv_row = static_cast<long long>(sq.k0) + n0;
+    const Elem* qbase = static_cast<const Elem*>(p.q) + b * p.q_bs + static_cast<long long>(sq.q0) * p.q_rs;
+    const Elem* obase = static_cast<const Elem*>(bp.dout) + b * bp.do_bs + static_cast<long long>(sq.q0) * bp.do_rs;
+    auto pipe = make_pipeline<stages>(ctx);
+    // Step s: query head hk * group + s / m_tiles, query rows m_first + (s % m_tiles) BM.
+    auto load_step = [&](int st, int s) {
+      const int h = hk * group + s / m_tiles, m0 = m_first + (s % m_tiles) * BM;
+      const int valid = sq.sq - m0;
+      pipe.template copy_tile<q_copy>(sm.q[st], ldq, qbase + h * p.q_hs + static_cast<long long>(m0) * p.q_rs, p.q_rs, valid, D);
+      pipe.template copy_tile<o_copy>(sm.dout[st], ldo, obase + h * bp.do_hs + static_cast<long long>(m0) * bp.do_rs, bp.do_rs, valid, Dv);
+      const long long at = detail::stat_index(bp, b, h, m0);
+      pipe.template copy_tile<stat_copy>(sm.lse2[st], BM, bp.lse2 + at, BM, 1, valid);
+      pipe.template copy_tile<stat_copy>(sm.di[st], BM, bp.di + at, BM, 1, valid);
+    };
+    {
+      // K and V ride with the first step (rows past the sequence zero-filled).
+      const int st = pipe.producer_acquire();
+      pipe.template copy_tile<k_copy>(sm.k, ldk, static_cast<const Elem*>(p.k) + b * p.k_bs + kv_row * p.k_rs + hk * p.k_hs, p.k_rs,
+                                      sq.sk - n0, D);
+      pipe.template copy_tile<v_copy>(sm.v, ldv, static_cast<const Elem*>(p.v) + b * p.v_bs + kv_row * p.v_rs + hk * p.v_hs, p.v_rs,
+                                      sq.sk - n0, Dv);
+      if (steps > 0) load_step(st, 0);
+      pipe.producer_commit();
+    }
+
+    // dQ slot rows no step visits: zeros.
+    const int tid = ctx.block().thread_rank();
+    for (int g = 0; g < group; ++g) {
+      float* dqp = bp.dq_part + (((static_cast<long long>(t) * p.batch + b) * p.heads + hk * group + g) * p.seqlen_q) * D;
+      for (long long e = tid; e < static_cast<long long>(m_first) * D; e += threads) dqp[e] = 0.f;
+      for (long long e = static_cast<long long>(m_first + m_tiles * BM) * D + tid; e < static_cast<long long>(sq.sq) * D; e += threads)
+        dqp[e] = 0.f;
+    }
+
+    typename dk_tile::accumulator dk;
+    typename dv_tile::accumulator dv;
+    dk.fill(0.f);
+    dv.fill(0.f);
+
+    constexpr float log2e = 1.4426950408889634f;
+    const float exp2_scale = p.scale * log2e;
+    const float drop_scale = p.dropout_p > 0.f ? 1.f / (1.f - p.dropout_p) : 1.f;
+    constexpr bool extras = Features == score_features::any;
+    // Without a score modifier or the extras, P = 2^(s c - LSE2) is one FFMA and one ex2 per score.
+    constexpr bool folded = !extras && std::is_same_v<ScoreMod, no_score_mod>;
+    if constexpr (Ctx::emulated) {
+      if (!extras && (p.softcap > 0.f || p.alibi || p.dropout_p > 0.f))
+        kernel_bug(ctx.emulated_thread(), "attention backward_dkdv_mma_kernel compiled with score_features::none got soft-cap, ALiBi or dropout");
+    }
+    const int j_base = n0 + kg * WN;  // this warp's first key
+    // Each key row this lane holds (a slot) sees the queries [i_lo, i_lo + i_span) of the sequence:
+    // the windows (causal: right 0) and the sequence ends folded into two integers once (in 64 bits:
+    // a window may be INT_MAX wide), so that the element loop tests one unsigned range per score.
+    using rows = mma::accumulator_rows<atom>;
+    int i_lo[rows::count], i_span[rows::count];
+    STRATA_UNROLL
+    for (int r = 0; r < rows::count; ++r) {
+      const long long j = j_base + rows::row_of(lane, r);
+      long long lo = 0, hi = j < sq.sk ? sq.sq : 0;
+      if (p.window_right >= 0 && j - sq.off - p.window_right > lo) lo = j - sq.off - p.window_right;
+      if (p.window_left >= 0 && j - sq.off + p.window_left + 1 < hi) hi = j - sq.off + p.window_left + 1;
+      i_lo[r] = static_cast<int>(lo < hi ? lo : hi);
+      i_span[r] = static_cast<int>(lo < hi ? hi - lo : 0);
+    }
+
+    for (int s = 0; s < steps; ++s) {
+      const int st = pipe.consumer_wait();
+      {
+        const int ps = pipe.producer_acquire();
+        if (s + 1 < steps) load_step(ps, s + 1);
+        pipe.producer_commit();
+      }
+      const int h = hk * group + s / m_tiles, m0 = m_first + (s % m_tiles) * BM;
+
+      // ---- 1. S^T = K_kg Q^T and dP^T = V_kg dO^T for queries BMH hf .. + BMH: A = the group's 16
+      // key rows, B(d, i) = Q(i, d) / dO(i, d) (the stages read k-contiguous, as the forward reads K).
+      // Unrolled by 4, not fully: fully unrolled, ptxas hoisted the fragment loads of all 16 K steps
+      // ahead of the MMAs and spilled 72-80 bytes at 255 registers (head dim 128, sm_90a).
+      typename s_tile::accumulator sacc, pacc;
+      sacc.fill(0.f);
+      pacc.fill(0.f);
+      STRATA_UNROLL_BY(4)
+      for (int kk = 0; kk < D / atom::K; ++kk) {
+        typename s_tile::a_fragments a;
+        typename s_tile::b_fragments bq;
+        s_frags::load_a(ctx, a, sm.k + kk * atom::K, ldk, true, kg * WN);
+        s_frags::load_b(ctx, bq, sm.q[st] + kk * atom::K, ldq, true, hf * BMH);
+        s_tile::mma(ctx, a, bq, sacc);
+      }
+      STRATA_UNROLL_BY(4)
+      for (int kk = 0; kk < Dv / atom::K; ++kk) {
+        typename s_tile::a_fragments a;
+        typename s_tile::b_fragments bo;
+        s_frags::load_a(ctx, a, sm.v + kk * atom::K, ldv, true, kg * WN);
+        s_frags::load_b(ctx, bo, sm.dout[st] + kk * atom::K, ldo, true, hf * BMH);
+        s_tile::mma(ctx, a, bo, pacc);
+      }
+
+      // Per score (key j = row, query i = column): P^T with dropout applied (what multiplied V) and
+      // dS^T, both to shared memory as 16-bit pairs along a row (one 32-bit store each). Masked: 0.
+      const float slope = extras && p.alibi ? p.alibi[h] : 0.f;
+      STRATA_UNROLL
+      for (int jn = 0; jn < s_tile::atoms_n; ++jn)
+        STRATA_UNROLL
+        for (int v = 0; v < atom::c_values; v += 2) {
+          float pd[2], ds[2];
+          STRATA_UNROLL
+          for (int u = 0; u < 2; ++u) {
+            const mma::coord c = atom::c_coord(lane, v + u);
+            const int j = j_base + c.row, ci = hf * BMH + jn * atom::N + c.col, i = m0 + ci;
+            const float lse2 = sm.lse2[st][ci], di = sm.di[st][ci];
+            const int r = rows::slot_of(v + u);
+            bool keep = static_cast<unsigned>(i - i_lo[r]) < static_cast<unsigned>(i_span[r]);
+            // A row whose every key a mask mod hides has LSE -inf (without one, the windows above
+            // already hide all of its keys).
+            if constexpr (!std::is_same_v<MaskMod, no_mask_mod>) keep = keep & (lse2 != detail::neg_inf()) & mask_mod(b, h, i, j);
+            const float sv = sacc.f[0][jn].v[v + u], dp = pacc.f[0][jn].v[v + u];
+            if constexpr (folded) {
+              const float pr = keep ? arch::exp2_approx(::fmaf(sv, exp2_scale, -lse2)) : 0.f;
+              pd[u] = pr;
+              ds[u] = pr * (dp - di) * p.scale;
+            } else {
+              float x = sv * p.scale, dfac = p.scale;
+              if (extras && p.softcap > 0.f) {
+                const float th = ::tanhf(x / p.softcap);
+                x = p.softcap * th;
+                dfac *= 1.f - th * th;
+              }
+              if (extras && p.alibi) {
+                const long long dist = static_cast<long long>(i) + sq.off - j;
+                x -= slope * static_cast<float>(dist < 0 ? -dist : dist);
+              }
+              dfac *= score_mod.grad(x, b, h, i, j);  // at the score score_mod was given
+              x = score_mod(x, b, h, i, j);
+              const float pr = keep ? arch::exp2_approx(::fmaf(x, log2e, -lse2)) : 0.f;
+              float dpd = dp;
+              pd[u] = pr;
+              if (extras && p.dropout_p > 0.f) {
+                const bool kept = keep && dropout_keep(p.seed, p.offset, p.dropout_threshold, b, p.heads, h, i, j);
+                pd[u] = kept ? pr * drop_scale : 0.f;
+                dpd = kept ? dp * drop_scale : 0.f;
+              }
+              ds[u] = keep ? pr * (dpd - di) * dfac : 0.f;
+            }
+          }
+          const mma::coord c = atom::c_coord(lane, v);
+          const int at = (kg * WN + c.row) * lds + hf * BMH + jn * atom::N + c.col;
+          store_pair(sm.pt + at, pd[0], pd[1]);
+          store_pair(sm.ds + at, ds[0], ds[1]);
+        }
+      ctx.block().sync();  // every warp's P^T and dS^T are in shared memory
+
+      // ---- 2. dV_kg += P^T dO, dK_kg += dS^T Q over the step's BM queries, for head-dim columns
+      // DvH hf / DH hf: A(j, i) = P^T / dS^T (k-contiguous), B(i, d) = dO(i, d) / Q(i, d) read
+      // transposed (ldmatrix.trans).
+      STRATA_UNROLL
+      for (int kk = 0; kk < BM / atom::K; ++kk) {
+        typename dv_tile::a_fragments a;
+        typename dv_tile::b_fragments bo;
+        dv_frags::load_a(ctx, a, sm.pt + kk * atom::K, lds, true, kg * WN);
+        dv_frags::load_b(ctx, bo, sm.dout[st] + kk * atom::K * ldo, ldo, false, hf * DvH);
+        dv_tile::mma(ctx, a, bo, dv);
+      }
+      STRATA_UNROLL
+      for (int kk = 0; kk < BM / atom::K; ++kk) {
+        typename dk_tile::a_fragments a;
+        typename dk_tile::b_fragments bq;
+        dk_frags::load_a(ctx, a, sm.ds + kk * atom::K, lds, true, kg * WN);
+        dk_frags::load_b(ctx, bq, sm.q[st] + kk * atom::K * ldq, ldq, false, hf * DH);
+        dk_tile::mma(ctx, a, bq, dk);
+      }
+
+      // ---- 3. dQ_t = dS K for query rows 16 kg .. + 16, columns DH hf .. + DH: A(i, j) = dS^T(j, i)
+      // and B(j, d) = K(j, d), both read transposed. fp32 into this key tile's slot (rows past the
+      // sequence not stored).
+      {
+        typename dk_tile::accumulator q_acc;
+        q_acc.fill(0.f);
+        STRATA_UNROLL
+        for (int kk = 0; kk < BN / atom::K; ++kk) {
+          typename dk_tile::a_fragments a;
+          typename dk_tile::b_fragments bk;
+          dk_frags::load_a(ctx, a, sm.ds + kk * atom::K * lds, lds, false, kg * WN);
+          dk_frags::load_b(ctx, bk, sm.k + kk * atom::K * ldk, ldk, false, hf * DH);
+          dk_tile::mma(ctx, a, bk, q_acc);
+        }
+        float* dqp = bp.dq_part + (((static_cast<long long>(t) * p.batch + b) * p.heads + h) * p.seqlen_q + m0 + kg * WN) * D;
+        dk_tile::template store_c<mma::edges::rows>(ctx, q_acc, mma::matrix_ref<float>{dqp, detail::imax(0, sq.sq - m0 - kg * WN), D, D},
+                                                    0, hf * DH);
+      }
+      pipe.consumer_release();
+    }
+
+    // dK and dV of the group's keys, columns hf D/2 (rows past the sequence not stored).
+    const long long key0 = kv_row + kg * WN;
+    const int keys_left = detail::imax(0, sq.sk - n0 - kg * WN);
+    Elem* dkg = static_cast<Elem*>(bp.dk) + b * bp.dk_bs + key0 * bp.dk_rs + hk * bp.dk_hs;
+    Elem* dvg = static_cast<Elem*>(bp.dv) + b * bp.dv_bs + key0 * bp.dv_rs + hk * bp.dv_hs;
+    dk_tile::template store_c<mma::edges::rows>(ctx, dk, mma::matrix_ref<Elem>{dkg, keys_left, D, bp.dk_rs}, 0, hf * DH);
+    dv_tile::template store_c<mma::edges::rows>(ctx, dv, mma::matrix_ref<Elem>{dvg, keys_left, Dv, bp.dv_rs}, 0, hf * DvH);
+  }
+
+  // Two floats rounded to Elem with one cvt.rn.{f16,bf16}x2.f32 on CUDA (arch/narrow.hpp), stored
+  // as neighbours.
+  STRATA_HOST_DEVICE STRATA_FORCEINLINE static void store_pair(Elem* at, float x0, float x1) {
+    const std::uint32_t two = arch::narrow_pair<Elem>(x0, x1);
+    at[0] = Elem::from_bits(static_cast<std::uint16_t>(two));
+    at[1] = Elem::from_bits(static_cast<std::uint16_t>(two >> 16));
+  }
+};
+
+}  // namespace strata::attn
