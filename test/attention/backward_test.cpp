@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Attention backward on the emulator: dQ, dK, dV (and dsinks) against the double-precision reference
 // gradient (reference::backward), against central finite differences of the forward on tiny sizes,
-// bitwise identical across the emulator's worker counts and schedules (deterministic: no atomics),
+// bitwise identical across the emulator's worker counts and schedules (the scalar kernel always, the
+// tensor-core kernel with options.deterministic),
 // and the entry's validation. Tolerances: grad_support.hpp.
 #include "../unit/support.hpp"
 #include "grad_support.hpp"
@@ -89,9 +90,30 @@ TEST_CASE("attention backward on tensor cores: masks, ALiBi, soft-cap, sinks, va
   check_grad<bf16, 32, 32, sm80>({.batch = 3, .heads = 2, .heads_k = 1, .sq = 70, .sk = 80, .padded = true});
 }
 
+TEST_CASE("attention backward on tensor cores: deterministic dQ, and its workspace", "[attention][backward][mma]") {
+  // The ordered additions give the reference's gradient too, with windows that start key tiles late.
+  A::options w;
+  w.deterministic = true;
+  w.window_left = 70, w.window_right = 10;
+  check_grad<f16, 64, 64, sm80>({.batch = 2, .heads = 4, .heads_k = 2, .sq = 200, .sk = 260, .opt = w});
+  A::options cd = causal(A::alignment::top_left);
+  cd.deterministic = true;
+  check_grad<bf16, 128, 128, sm80>({.heads = 2, .heads_k = 1, .sq = 130, .sk = 190, .varlen = true, .opt = cd});
+  // Issue 34's bound: B 4, H 16, S 4096, D 128 in at most 0.5 GB with options.deterministic (the
+  // accumulator is 134 MB); the scalar kernel's slots per 32-key tile would be 17.2 GB.
+  const A::tensor q = A::bshd(nullptr, strata::dtype::bf16, 4, 4096, 16, 128);
+  A::options det;
+  det.deterministic = true;
+  const std::size_t bytes = strata::attention_backward_workspace_size<strata::arch::sm90a>(q, q, q, det);
+  CHECK(bytes <= std::size_t(512) << 20);
+  CHECK(bytes >= std::size_t(4) * 16 * 4096 * 128 * 4);
+  CHECK(strata::attention_backward_workspace_size<strata::arch::sm90a>(q, q, q, A::options{}) < bytes);
+}
+
 TEST_CASE("attention backward: bitwise identical across emulator schedules", "[attention][backward]") {
   A::options all = causal(A::alignment::bottom_right);
   all.window_left = 9, all.softcap = 3.0f;
+  all.deterministic = true;  // the tensor-core kernel's dQ: ordered, not atomic
   const spec c{.batch = 2, .heads = 4, .heads_k = 1, .sq = 37, .sk = 50, .opt = all, .sinks = {0.1f, 0.2f, 0.3f, 0.4f}};
   const auto in = make_inputs<f16, 64, 64>(c);
   std::vector<grad_run<f16>> runs;
@@ -102,8 +124,9 @@ TEST_CASE("attention backward: bitwise identical across emulator schedules", "[a
     CHECK(std::memcmp(runs[i].dv.data(), runs[0].dv.data(), runs[0].dv.size() * sizeof(f16)) == 0);
     CHECK(std::memcmp(runs[i].dsinks.data(), runs[0].dsinks.data(), runs[0].dsinks.size() * 4) == 0);
   }
-  // The tensor-core kernel's dQ slots too.
-  const spec m{.batch = 1, .heads = 2, .heads_k = 1, .sq = 100, .sk = 130, .opt = all};
+  // The tensor-core kernel's ordered dQ: several key tiles per query tile, the window's first one
+  // not key tile 0 (first_tile), GQA.
+  const spec m{.batch = 2, .heads = 4, .heads_k = 2, .sq = 150, .sk = 230, .opt = all};
   const auto mi = make_inputs<bf16, 64, 64>(m);
   std::vector<grad_run<bf16>> mruns;
   for (const auto& eo : strata_test::schedules()) mruns.push_back(run_grad<bf16, 64, 64, sm80>(m, mi, eo));

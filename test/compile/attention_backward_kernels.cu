@@ -28,6 +28,8 @@
 // compile-expect-kernels sm_.*: bwd_dq_f32_d192 bwd_dq_f32_d256 bwd_dq_f32_d512 bwd_dq_f32_d192_128
 // compile-expect-kernels sm_.*: bwd_plain_f16_d32 bwd_plain_f16_d64 bwd_plain_f16_d96 bwd_plain_f16_d128
 // compile-expect-kernels sm_.*: bwd_plain_bf16_d32 bwd_plain_bf16_d64 bwd_plain_bf16_d96 bwd_plain_bf16_d128
+// compile-expect-kernels sm_.*: bwd_ordered_f16_d32 bwd_ordered_f16_d64 bwd_ordered_f16_d96 bwd_ordered_f16_d128
+// compile-expect-kernels sm_.*: bwd_ordered_bf16_d32 bwd_ordered_bf16_d64 bwd_ordered_bf16_d96 bwd_ordered_bf16_d128
 // compile-expect-kernels sm_.*: bwd_dsink bwd_pre_f16_d32 bwd_pre_f16_d64 bwd_pre_f16_d96 bwd_pre_f16_d128
 // compile-expect-kernels sm_.*: bwd_pre_f16_d192 bwd_pre_f16_d256 bwd_pre_f16_d512 bwd_pre_bf16_d32 bwd_pre_bf16_d64
 // compile-expect-kernels sm_.*: bwd_pre_bf16_d96 bwd_pre_bf16_d128 bwd_pre_bf16_d192 bwd_pre_bf16_d256 bwd_pre_bf16_d512
@@ -62,10 +64,13 @@ STRATA_BWD_CONFIGS(STRATA_BWD_WRAP)
 #undef STRATA_BWD_WRAP
 struct bwd_dsink : A::backward_dsink_kernel<target> {};
 // The tensor-core dK/dV kernels also come without the optional score features (soft-cap, ALiBi,
-// dropout): what the entry launches when none is asked for (bwd_dkdv_* above have them).
+// dropout): what the entry launches when none is asked for (bwd_dkdv_* above have them); and with
+// dQ added in key-tile order (options.deterministic).
 #define STRATA_BWD_PLAIN(tag, E, D)                                                                          \
   struct bwd_plain_##tag : A::backward_dkdv_mma_kernel<E, D, D, target, A::no_score_mod, A::no_mask_mod,   \
-                                                       A::score_features::none> {};
+                                                       A::score_features::none> {};                         \
+  struct bwd_ordered_##tag : A::backward_dkdv_mma_kernel<E, D, D, target, A::no_score_mod, A::no_mask_mod, \
+                                                         A::score_features::any, true> {};
 STRATA_BWD_PLAIN(f16_d32, f16, 32) STRATA_BWD_PLAIN(f16_d64, f16, 64) STRATA_BWD_PLAIN(f16_d96, f16, 96)
 STRATA_BWD_PLAIN(f16_d128, f16, 128) STRATA_BWD_PLAIN(bf16_d32, bf16, 32) STRATA_BWD_PLAIN(bf16_d64, bf16, 64)
 STRATA_BWD_PLAIN(bf16_d96, bf16, 96) STRATA_BWD_PLAIN(bf16_d128, bf16, 128)
@@ -93,7 +98,8 @@ inline void compile_attention_backward(strata::stream& s) {
   STRATA_BWD_CONFIGS(STRATA_BWD_LAUNCH)
   strata::launch(s, {.grid = {8}, .block = {bwd_dsink::threads}}, bwd_dsink{}, bp);
 #define STRATA_BWD_PLAIN_LAUNCH(tag)                                                                  \
-  strata::launch(s, {.grid = {8}, .block = {bwd_plain_##tag::threads}}, bwd_plain_##tag{}, bp);
+  strata::launch(s, {.grid = {8}, .block = {bwd_plain_##tag::threads}}, bwd_plain_##tag{}, bp);       \
+  strata::launch(s, {.grid = {8}, .block = {bwd_ordered_##tag::threads}}, bwd_ordered_##tag{}, bp);
   STRATA_BWD_PLAIN_LAUNCH(f16_d32) STRATA_BWD_PLAIN_LAUNCH(f16_d64) STRATA_BWD_PLAIN_LAUNCH(f16_d96)
   STRATA_BWD_PLAIN_LAUNCH(f16_d128) STRATA_BWD_PLAIN_LAUNCH(bf16_d32) STRATA_BWD_PLAIN_LAUNCH(bf16_d64)
   STRATA_BWD_PLAIN_LAUNCH(bf16_d96) STRATA_BWD_PLAIN_LAUNCH(bf16_d128)

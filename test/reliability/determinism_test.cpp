@@ -4,12 +4,14 @@
 // and shuffled chiplet placement), must give bitwise identical outputs (memcmp).
 //
 // Modes: GEMM split-K reduces the partials in split order and stream-K adds partials in unit order,
-// so both are deterministic by construction. The attention backward is deterministic always (dQ
-// partials per key tile summed in tile order): options.deterministic = false is accepted and gives
-// the same bits, checked below. The embedding backward has ONE mode, deterministic (stable radix
+// so both are deterministic by construction. The attention backward's scalar kernel (fp32, checked
+// below) is deterministic in both modes (dQ partials per key tile summed in tile order):
+// options.deterministic = false gives the same bits. Its tensor-core kernel (f16 / bf16 on mma.sync)
+// adds dQ with fp32 atomics unless options.deterministic, which orders the additions by key tile
+// (test/attention/backward_test.cpp checks that mode bitwise across schedules). The embedding backward has ONE mode, deterministic (stable radix
 // sort, each unique row summed in position order by one warp): its only atomics are integer ones
 // (status record, bag ownership), so there is no non-deterministic mode whose guarantees could be
-// weaker. None of these operators uses floating-point atomics.
+// weaker. Apart from that attention mode, none of these operators uses floating-point atomics.
 #include <catch2/catch.hpp>
 
 #include <cstring>
@@ -205,7 +207,7 @@ TEST_CASE("determinism: attention decode, split-KV + combine, append", "[determi
   }
 }
 
-TEST_CASE("determinism: attention backward (deterministic always; deterministic = false gives the same bits)",
+TEST_CASE("determinism: attention backward, scalar kernel (deterministic = false gives the same bits)",
           "[determinism][attention]") {
   bytes ref;
   for (bool det : {true, false}) {

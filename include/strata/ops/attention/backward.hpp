@@ -2,8 +2,9 @@
 // strata/ops/attention/backward.hpp -- the attention backward (FlashAttention-2's algorithm):
 // dQ, dK, dV recomputed from Q, K, V, dO and the forward's LSE, never storing the S x S matrices.
 //
-// Four kernels, all deterministic (no floating-point atomics; every sum runs in a fixed order, so
-// the result is bitwise identical for any block schedule):
+// Four kernels. This file's scalar dK/dV kernel is deterministic (no floating-point atomics; every
+// sum runs in a fixed order, so the result is bitwise identical for any block schedule); the
+// tensor-core one (backward_mma.hpp) adds dQ with atomics unless options.deterministic:
 //   pre   one warp per (batch, head, query row): Di = rowsum(dO o O) and the LSE in log2 units,
 //         once per row into the workspace (every key tile's block reads them there instead of
 //         recomputing Di from O and dO: 128 times over at 4 096 keys in 32-key tiles)
@@ -17,7 +18,8 @@
 //           dS  = P o (dP - Di) o softcap'(.) * scale
 //           dK += dS^T Q;    dQ_t = dS K  -> fp32 workspace slot of this key tile
 //         so dK and dV are summed over the GQA group inside the block.
-//   dq    one block per (batch, head, query row): dQ = sum over key tiles, in tile order, of dQ_t;
+//   dq    one block per (batch, head, query row): dQ = sum over key tiles, in tile order, of dQ_t
+//         (the tensor-core kernel's accumulator: dQ converted);
 //         also the row's sink term -exp(sink - LSE) * Di when sinks' gradient is requested.
 //   dsink one block per head: dsink[h] = sum over (batch, row), in order, of the sink terms.
 // The arithmetic is scalar fp32 (one thread per element of each product), from one source for the
@@ -49,7 +51,11 @@ struct backward_params {
   long long dq_bs, dq_rs, dq_hs;
   long long dk_bs, dk_rs, dk_hs;
   long long dv_bs, dv_rs, dv_hs;
-  float* dq_part;      // (key tiles, B, H, SQ, D) fp32
+  float* dq_part;      // scalar dK/dV kernel: (key tiles, B, H, SQ, D) fp32, one slot per key tile
+  float* dq_accum;     // tensor-core dK/dV kernel: (B, H, SQ, D) fp32 accumulator (zeroed by `pre`)
+  unsigned* dq_turn;   // ... deterministic: (B, H, q_tiles) counters of the key tiles that added (zeroed by `pre`)
+  int q_tiles;         // 64-row query tiles per (batch, head): dq_turn's last extent
+  int dq_dim;          // D (the preprocess kernel zeroes dq_accum rows of it)
   float* lse2;         // (B, H, stat_ld) fp32: the row's LSE times log2(e) (`pre`; -inf: no visible key)
   float* di;           // (B, H, stat_ld) fp32: rowsum(dO o O) (`pre`)
   long long stat_ld;   // rows of lse2 / di per (batch, head): seqlen_q rounded up to 4 (16-byte rows)
@@ -96,8 +102,13 @@ constexpr int backward_key_tile() {
 
 }  // namespace detail
 
+/// Query rows per step of the tensor-core dK/dV kernel (and per dq_turn counter).
+inline constexpr int backward_query_tile = 64;
+
 /// Per query row, once: Di = rowsum(dO o O) (a fixed lane order: warp.sum's tree) and LSE2 = LSE
-/// log2(e). One warp per (batch, head, row); rows a sequence does not have are left alone.
+/// log2(e); for the tensor-core kernel also the row of the dQ accumulator zeroed (and each query
+/// tile's counter, in the deterministic mode). One warp per (batch, head, row); rows a sequence does
+/// not have are left alone.
 template <class Elem, int Dv, class Target>
 struct backward_preprocess_kernel {
   using target = Target;
@@ -123,6 +134,12 @@ struct backward_preprocess_kernel {
     float part = 0.f;
     for (int c = ctx.lane().index(); c < Dv; c += Target::warp_size) part += static_cast<float>(dout[c]) * static_cast<float>(o[c]);
     const float di = warp.sum(part);
+    if (bp.dq_accum) {  // the tensor-core kernel adds its dQ_t into a zeroed accumulator
+      float* acc = bp.dq_accum + ((static_cast<long long>(b) * p.heads + h) * p.seqlen_q + i) * bp.dq_dim;
+      for (int c = ctx.lane().index(); c < bp.dq_dim; c += Target::warp_size) acc[c] = 0.f;
+      if (bp.dq_turn && i % backward_query_tile == 0 && ctx.lane().index() == 0)
+        bp.dq_turn[(static_cast<long long>(b) * p.heads + h) * bp.q_tiles + i / backward_query_tile] = 0u;
+    }
     if (ctx.lane().index() == 0) {
       const float lse = p.lse[b * p.lse_bs + h * p.lse_hs + sq.q0 + i];
       const long long at = detail::stat_index(bp, b, h, i);
@@ -315,12 +332,14 @@ struct backward_dq_kernel {
     const int b = static_cast<int>(row / (static_cast<long long>(p.heads) * p.seqlen_q));
     const detail::seq_view sq = detail::sequence(p, b);
     if (i >= sq.sq) return;
-    const int tiles = (sq.sk + BN - 1) / BN;
+    // The tensor-core kernel's accumulator is one slot; the scalar kernel's, one per key tile.
+    const int tiles = bp.dq_accum ? 1 : (sq.sk + BN - 1) / BN;
+    const float* part = bp.dq_accum ? bp.dq_accum : bp.dq_part;
     const long long slot = static_cast<long long>(p.batch) * p.heads * p.seqlen_q * D;
     Elem* dq = static_cast<Elem*>(bp.dq) + b * bp.dq_bs + static_cast<long long>(sq.q0 + i) * bp.dq_rs + h * bp.dq_hs;
     for (int d = ctx.block().thread_rank(); d < D; d += threads) {
       float acc = 0.f;
-      for (int t = 0; t < tiles; ++t) acc += bp.dq_part[t * slot + row * D + d];
+      for (int t = 0; t < tiles; ++t) acc += part[t * slot + row * D + d];
       dq[d] = static_cast<Elem>(acc);
     }
     if (bp.sink_part && ctx.block().thread_rank() == 0) {

@@ -19,18 +19,26 @@
 //        and dS^T read back as A fragments, dO and Q transposed (ldmatrix.trans); the dK and dV
 //        accumulators stay in registers for the whole walk (a quarter of a 16 x D tile each per lane)
 //     3. warp (qg = w % 4, hf): dQ_t = dS K for query rows 16 qg .. + 16, columns hf D/2 .. + D/2
-//        (dS^T read transposed), fp32 into this key tile's slot of the workspace; the dQ kernel sums
-//        the slots in tile order, so the result stays deterministic
+//        (dS^T read transposed), added into the fp32 dQ accumulator (B, H, SQ, D) that the
+//        preprocess kernel zeroed and the dQ kernel converts:
+//          default                 fp32 atomic adds (red.global.add.f32): the order of the key
+//                                  tiles' additions varies from run to run, so dQ is not bitwise
+//                                  reproducible (dK and dV are)
+//          options.deterministic   ordered: the key tiles that walk a query tile add in key-tile
+//                                  order, each waiting for its turn on a counter per (batch, head,
+//                                  query tile); bitwise reproducible for any schedule. A block waits
+//                                  only on blocks of lower rank (the same batch and K/V head, earlier
+//                                  key tiles), which the GPU dispatches first, so the wait ends
 // Splitting the head dim over two warps keeps the accumulators of a warp at 16 x D / 2 each for dK
 // and dV: with one warp per key group holding 16 x D of both (4 warps), head dim 96 and 128 spilled
 // 48-132 bytes at 255 registers (nvcc 13, sm_90a).
-// Rows of a query tile that the windows hide from every key of the tile are not walked (their dQ
-// slot rows are written as zeros: the dQ kernel reads every slot).
+// Query tiles that the windows hide from every key of the tile are not walked.
 #pragma once
 
 #include <cstdint>
 #include <type_traits>
 
+#include "strata/arch/atomic.hpp"
 #include "strata/arch/fast_math.hpp"
 #include "strata/arch/narrow.hpp"
 #include "strata/config/config.hpp"
@@ -46,9 +54,11 @@
 namespace strata::attn {
 
 /// Features: score_features::none for the kernels without soft-cap, ALiBi and dropout (the common
-/// case: a shorter element loop, as in the forward), score_features::any with them.
+/// case: a shorter element loop, as in the forward), score_features::any with them. Ordered: dQ added
+/// in key-tile order (options.deterministic; the host entry uses it with score_features::any only, so
+/// that a configuration has three kernels, not four), else with atomics.
 template <class Elem, int D, int Dv, class Target, class ScoreMod = no_score_mod, class MaskMod = no_mask_mod,
-          score_features Features = score_features::any>
+          score_features Features = score_features::any, bool Ordered = false>
 struct backward_dkdv_mma_kernel {
   using target = Target;
   using params = detail::backward_params;
@@ -64,7 +74,7 @@ struct backward_dkdv_mma_kernel {
   static constexpr int WN = atom::M;            // keys per key group
   static constexpr int BN = 4 * WN;             // keys per block
   static_assert(BN == detail::backward_key_tile<Target, Elem, D, Dv>(), "attention backward: the workspace's key tile");
-  static constexpr int BM = 64;                 // query rows per step
+  static constexpr int BM = backward_query_tile;  // query rows per step
   static constexpr int stages = 2;
   static constexpr int threads = warps * Target::warp_size;
   static constexpr int max_threads_per_block = threads;
@@ -174,15 +184,6 @@ struct backward_dkdv_mma_kernel {
                                       sq.sk - n0, Dv);
       if (steps > 0) load_step(st, 0);
       pipe.producer_commit();
-    }
-
-    // dQ slot rows no step visits: zeros.
-    const int tid = ctx.block().thread_rank();
-    for (int g = 0; g < group; ++g) {
-      float* dqp = bp.dq_part + (((static_cast<long long>(t) * p.batch + b) * p.heads + hk * group + g) * p.seqlen_q) * D;
-      for (long long e = tid; e < static_cast<long long>(m_first) * D; e += threads) dqp[e] = 0.f;
-      for (long long e = static_cast<long long>(m_first + m_tiles * BM) * D + tid; e < static_cast<long long>(sq.sq) * D; e += threads)
-        dqp[e] = 0.f;
     }
 
     typename dk_tile::accumulator dk;
@@ -337,9 +338,27 @@ struct backward_dkdv_mma_kernel {
           dk_frags::load_b(ctx, bk, sm.k + kk * atom::K * ldk, ldk, false, hf * DH);
           dk_tile::mma(ctx, a, bk, q_acc);
         }
-        float* dqp = bp.dq_part + (((static_cast<long long>(t) * p.batch + b) * p.heads + h) * p.seqlen_q + m0 + kg * WN) * D;
-        dk_tile::template store_c<mma::edges::rows>(ctx, q_acc, mma::matrix_ref<float>{dqp, detail::imax(0, sq.sq - m0 - kg * WN), D, D},
-                                                    0, hf * DH);
+        float* dqa = bp.dq_accum + ((static_cast<long long>(b) * p.heads + h) * p.seqlen_q + m0 + kg * WN) * D + hf * DH;
+        const int rows_left = sq.sq - m0 - kg * WN;  // rows past the sequence are not added
+        if constexpr (Ctx::emulated) {
+          if (Ordered != (bp.dq_turn != nullptr))
+            kernel_bug(ctx.emulated_thread(), "attention backward_dkdv_mma_kernel: its dQ mode (ordered or atomic) is not the workspace's");
+        }
+        if constexpr (!Ordered) {
+          add_dq(ctx, q_acc, dqa, rows_left, [](float* at, float x) { atomic::add(at, x); });
+        } else {
+          // This key tile's turn: the key tiles before it that walk query tile m0 / BM (all of
+          // first_tile(m0) .. t - 1, see first_tile) have added.
+          unsigned* turn = bp.dq_turn + (static_cast<long long>(b) * p.heads + h) * bp.q_tiles + m0 / BM;
+          const unsigned mine = static_cast<unsigned>(t - first_tile(p, sq, m0));
+          ctx.wait_until([&] { return atomic::load_acquire<atomic::scope::device>(turn) == mine; });
+          add_dq(ctx, q_acc, dqa, rows_left, [](float* at, float x) { *at += x; });
+          ctx.block().sync();  // every thread's additions before the release (stream_k's publish)
+          if (ctx.block().thread_rank() == 0) {
+            atomic::fence<atomic::scope::device>();
+            atomic::store_release<atomic::scope::device>(turn, mine + 1u);
+          }
+        }
       }
       pipe.consumer_release();
     }
@@ -351,6 +370,46 @@ struct backward_dkdv_mma_kernel {
     Elem* dvg = static_cast<Elem*>(bp.dv) + b * bp.dv_bs + key0 * bp.dv_rs + hk * bp.dv_hs;
     dk_tile::template store_c<mma::edges::rows>(ctx, dk, mma::matrix_ref<Elem>{dkg, keys_left, D, bp.dk_rs}, 0, hf * DH);
     dv_tile::template store_c<mma::edges::rows>(ctx, dv, mma::matrix_ref<Elem>{dvg, keys_left, Dv, bp.dv_rs}, 0, hf * DvH);
+  }
+
+  // dQ_t's 16 x DH accumulator of this warp into dQ(rows, columns) at `at` (row stride D) with
+  // `add(address, value)`, rows at or past rows_left skipped.
+  template <class Ctx, class Add>
+  STRATA_HOST_DEVICE STRATA_FORCEINLINE static void add_dq(Ctx& ctx, const typename dk_tile::accumulator& acc, float* at, int rows_left,
+                                                          const Add& add) {
+    // One base pointer per lane; every value at a constant offset from it (c_offsets_uniform).
+    const mma::coord c0 = atom::c_coord(ctx.lane().index(), 0);
+    float* base = at + c0.row * D + c0.col;
+    STRATA_UNROLL
+    for (int jn = 0; jn < dk_tile::atoms_n; ++jn)
+      STRATA_UNROLL
+      for (int v = 0; v < atom::c_values; ++v) {
+        const int dr = atom::c_coord(0, v).row - atom::c_coord(0, 0).row, dc = atom::c_coord(0, v).col - atom::c_coord(0, 0).col;
+        if (c0.row + dr < rows_left) add(base + dr * D + jn * atom::N + dc, acc.f[0][jn].v[v]);
+      }
+  }
+  // Every lane's C values lie at the same offsets from its value 0 (mma.sync: rows g, g + 8, columns
+  // 2t, 2t + 1), so add_dq addresses them from one pointer.
+  static constexpr bool c_offsets_uniform = [] {
+    for (int l = 0; l < atom::warp_size; ++l)
+      for (int v = 0; v < atom::c_values; ++v)
+        if (atom::c_coord(l, v).row - atom::c_coord(l, 0).row != atom::c_coord(0, v).row - atom::c_coord(0, 0).row ||
+            atom::c_coord(l, v).col - atom::c_coord(l, 0).col != atom::c_coord(0, v).col - atom::c_coord(0, 0).col)
+          return false;
+    return true;
+  }();
+  static_assert(c_offsets_uniform, "attention backward: the atom's C layout must be the same pattern in every lane");
+
+  // The first key tile that walks query tile m0 / BM: the walked rows of key tile t end at
+  // min(sq, (t + 1) BN - off + window_left) (see run), which grows with t, so the key tiles walking a
+  // query tile are consecutive, from the first whose walk ends past m0 (0 without a left window).
+  // Their walks start at or before the query tile's, and none is empty (a walk ends at least BN rows
+  // after it starts, or at the sequence's end).
+  STRATA_HOST_DEVICE static int first_tile(const detail::forward_params& p, const detail::seq_view& sq, int m0) {
+    if (p.window_left < 0) return 0;
+    const long long x = static_cast<long long>(m0) + sq.off - p.window_left - BN;  // first > x / BN
+    const long long f = (x >= 0 ? x / BN : -((-x + BN - 1) / BN)) + 1;           // floor(x / BN) + 1
+    return f > 0 ? static_cast<int>(f) : 0;
   }
 
   // Two floats rounded to Elem with one cvt.rn.{f16,bf16}x2.f32 on CUDA (arch/narrow.hpp), stored

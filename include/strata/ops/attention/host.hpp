@@ -530,12 +530,29 @@ int backward_tile(strata::dtype t, int d, int dv) {
   return bn;
 }
 
+/// Whether the tensor-core dK/dV kernel serves (target, dtype, head dims), resolved at run time.
+template <class Target>
+bool backward_tensor_cores(strata::dtype t, int d, int dv) {
+  bool tc = false;
+  with_dtype(t, [&](auto e) {
+    with_dims(d, dv, [&](auto dd, auto vv) {
+      tc = backward_on_tensor_cores<Target, std::remove_cvref_t<decltype(e)>, decltype(dd)::value, decltype(vv)::value>();
+    });
+  });
+  return tc;
+}
+
+/// The backward's workspace: the dQ partials (the scalar kernel: one fp32 slot per key tile; the
+/// tensor-core kernel: one fp32 accumulator, plus a counter per 64-row query tile in the
+/// deterministic mode), each row's LSE2 and Di, the sink terms.
 struct backward_layout {
   int k_tiles = 0;
+  bool accumulate = false;                                // the tensor-core kernel's accumulator
+  int q_tiles = 0;                                        // counters per (batch, head), deterministic
   long long stat_ld = 0;                                  // rows of lse2 / di per (batch, head)
-  std::size_t dq_bytes = 0, stat_bytes = 0, sink_bytes = 0;  // stat_bytes: lse2 and di, each
+  std::size_t dq_bytes = 0, turn_bytes = 0, stat_bytes = 0, sink_bytes = 0;  // stat_bytes: lse2 and di, each
   std::size_t total() const {
-    const std::size_t all = dq_bytes + 2 * stat_bytes + sink_bytes;
+    const std::size_t all = dq_bytes + turn_bytes + 2 * stat_bytes + sink_bytes;
     return all ? all + 512 : 0;
   }
 };
@@ -547,8 +564,14 @@ backward_layout backward_workspace(const tensor& q, const tensor& k, const tenso
   if (bn <= 0) return l;
   l.k_tiles = (k.seqlen + bn - 1) / bn;
   const long long rows = static_cast<long long>(q.batch) * q.heads * q.seqlen;
-  l.dq_bytes = static_cast<std::size_t>(l.k_tiles) * static_cast<std::size_t>(rows) * q.dim * 4;
+  l.accumulate = backward_tensor_cores<Target>(q.type, q.dim, v.dim);
+  const std::size_t slots = l.accumulate ? 1 : static_cast<std::size_t>(l.k_tiles);
+  l.dq_bytes = slots * static_cast<std::size_t>(rows) * q.dim * 4;
   l.dq_bytes = (l.dq_bytes + 255) / 256 * 256;
+  if (l.accumulate && opt.deterministic) {
+    l.q_tiles = (q.seqlen + backward_query_tile - 1) / backward_query_tile;
+    l.turn_bytes = (static_cast<std::size_t>(q.batch) * q.heads * l.q_tiles * 4 + 255) / 256 * 256;
+  }
   l.stat_ld = (static_cast<long long>(q.seqlen) + 3) / 4 * 4;
   l.stat_bytes = (static_cast<std::size_t>(q.batch) * q.heads * l.stat_ld * 4 + 255) / 256 * 256;
   if (opt.dsinks) l.sink_bytes = static_cast<std::size_t>(rows) * 4;
@@ -559,8 +582,9 @@ backward_layout backward_workspace(const tensor& q, const tensor& k, const tenso
 
 namespace strata {
 
-/// Scratch bytes of attention_backward (dQ partials of every key tile, fp32; each query row's LSE in
-/// log2 units and Di = rowsum(dO o O); the sink terms).
+/// Scratch bytes of attention_backward: the fp32 dQ accumulator (B x H x SQ x D x 4 on tensor cores,
+/// plus B x H x ceil(SQ / 64) x 4 with options.deterministic; the scalar kernel: one such slot per key
+/// tile), each query row's LSE in log2 units and Di = rowsum(dO o O), the sink terms.
 template <class Target = attn::default_target>
 std::size_t attention_backward_workspace_size(const attn::tensor& q, const attn::tensor& k, const attn::tensor& v,
                                               const attn::options& opt = {}) {
@@ -605,11 +629,16 @@ backward_params prepare_backward(const std::string& op, const tensor& q, const t
   bp.dk_bs = vl ? 0 : dk.batch_stride, bp.dk_rs = dk.row_stride, bp.dk_hs = dk.head_stride;
   bp.dv_bs = vl ? 0 : dv.batch_stride, bp.dv_rs = dv.row_stride, bp.dv_hs = dv.head_stride;
   unsigned char* base = static_cast<unsigned char*>(ws.data);
-  bp.dq_part = reinterpret_cast<float*>(base);
-  bp.lse2 = reinterpret_cast<float*>(base + lay.dq_bytes);
-  bp.di = reinterpret_cast<float*>(base + lay.dq_bytes + lay.stat_bytes);
+  bp.dq_part = lay.accumulate ? nullptr : reinterpret_cast<float*>(base);
+  bp.dq_accum = lay.accumulate ? reinterpret_cast<float*>(base) : nullptr;
+  bp.dq_turn = lay.turn_bytes ? reinterpret_cast<unsigned*>(base + lay.dq_bytes) : nullptr;
+  bp.q_tiles = lay.q_tiles;
+  bp.dq_dim = q.dim;
+  unsigned char* stats = base + lay.dq_bytes + lay.turn_bytes;
+  bp.lse2 = reinterpret_cast<float*>(stats);
+  bp.di = reinterpret_cast<float*>(stats + lay.stat_bytes);
   bp.stat_ld = lay.stat_ld;
-  bp.sink_part = opt.dsinks ? reinterpret_cast<float*>(base + lay.dq_bytes + 2 * lay.stat_bytes) : nullptr;
+  bp.sink_part = opt.dsinks ? reinterpret_cast<float*>(stats + 2 * lay.stat_bytes) : nullptr;
   bp.dsinks = opt.dsinks;
   bp.k_tiles = lay.k_tiles;
   return bp;
@@ -636,8 +665,11 @@ void launch_backward(stream& s, const std::string& op, const backward_params& bp
     };
     if (kv_blocks == 0) {
     } else if constexpr (backward_on_tensor_cores<Target, Elem, D, Dv>()) {
-      // Tensor cores; without the optional score features, the shorter element loop (as the forward).
-      if (p.softcap > 0.f || p.alibi || p.dropout_p > 0.f)
+      // Tensor cores; without the optional score features, the shorter element loop (as the forward);
+      // options.deterministic: dQ added in key-tile order, with the features compiled in.
+      if (bp.dq_turn)
+        run_dkdv(backward_dkdv_mma_kernel<Elem, D, Dv, Target, SM, MM, score_features::any, true>{});
+      else if (p.softcap > 0.f || p.alibi || p.dropout_p > 0.f)
         run_dkdv(backward_dkdv_mma_kernel<Elem, D, Dv, Target, SM, MM, score_features::any>{});
       else
         run_dkdv(backward_dkdv_mma_kernel<Elem, D, Dv, Target, SM, MM, score_features::none>{});
@@ -651,13 +683,16 @@ void launch_backward(stream& s, const std::string& op, const backward_params& bp
 
 }  // namespace attn::detail
 
-/// Attention backward (FlashAttention-2 algorithm, deterministic): given the forward's inputs, its
+/// Attention backward (FlashAttention-2 algorithm): given the forward's inputs, its
 /// output o and log-sum-exp (options.lse, as the forward wrote it), and dout = dL/do, writes
 /// dq, dk, dv (same layouts and dtype as q, k, v; dk / dv summed over each GQA group) and, with
 /// options.dsinks, dL/dsinks. Same options as the forward (masks, ALiBi, soft-cap, sinks, varlen,
 /// padding, dropout with the forward's seed and offset). Scratch from `ws`, sized by
-/// attention_backward_workspace_size. The forward's score_mod / mask_mod, if it had any: a score_mod
-/// must also state its derivative (mods.hpp, `grad`).
+/// attention_backward_workspace_size (which depends on options.deterministic). The forward's
+/// score_mod / mask_mod, if it had any: a score_mod must also state its derivative (mods.hpp, `grad`).
+/// dk, dv and dsinks are bitwise reproducible; dq is too with options.deterministic, and otherwise
+/// (the default) on the tensor-core kernels adds each key tile's part with fp32 atomics, in an order
+/// that varies from run to run.
 template <class Target = attn::default_target, class ScoreMod = attn::no_score_mod, class MaskMod = attn::no_mask_mod>
 void attention_backward(stream& s, const attn::tensor& q, const attn::tensor& k, const attn::tensor& v,
                         const attn::tensor& o, const attn::tensor& dout, const attn::tensor& dq, const attn::tensor& dk,
