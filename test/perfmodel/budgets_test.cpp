@@ -74,22 +74,27 @@ emu::launch_statistics gemm_launch(int m_tiles, int n_tiles, int k_tiles, strata
   return l;
 }
 
+/// The traffic of `more` (one main-loop step more) less that of `base`: one step's.
+emu::launch_statistics one_step_more(const emu::launch_statistics& base, emu::launch_statistics more) {
+  for (int k = 0; k < emu::shared_access_kinds; ++k) {
+    more.shared.by_kind[k].requests -= base.shared.by_kind[k].requests;
+    more.shared.by_kind[k].wavefronts -= base.shared.by_kind[k].wavefronts;
+    more.shared.by_kind[k].ideal -= base.shared.by_kind[k].ideal;
+  }
+  if (more.shared.uncounted && base.shared.uncounted) *more.shared.uncounted -= *base.shared.uncounted;
+  more.shared.unpaired += base.shared.unpaired;  // both must be 0
+  return more;
+}
+
 /// Per K step: the traffic of k_tiles + 1 steps less that of k_tiles, so that what a block does once
 /// (the double-buffered loop's read of a stage past its range, kernel::double_buffered_loop) does not
 /// count as the steady state's cost; the budgets are per warp per K step.
 template <class Kernel>
 void gemm_budget(const budget& b, int m_tiles, int n_tiles, int k_tiles,
                  strata::ops::gemm::layout b_order = strata::ops::gemm::layout::row_major) {
-  const emu::launch_statistics base = gemm_launch<Kernel>(m_tiles, n_tiles, k_tiles, b_order);
-  emu::launch_statistics step = gemm_launch<Kernel>(m_tiles, n_tiles, k_tiles + 1, b_order);
-  for (int k = 0; k < emu::shared_access_kinds; ++k) {
-    step.shared.by_kind[k].requests -= base.shared.by_kind[k].requests;
-    step.shared.by_kind[k].wavefronts -= base.shared.by_kind[k].wavefronts;
-    step.shared.by_kind[k].ideal -= base.shared.by_kind[k].ideal;
-  }
-  if (step.shared.uncounted && base.shared.uncounted) *step.shared.uncounted -= *base.shared.uncounted;
-  step.shared.unpaired += base.shared.unpaired;  // both must be 0
-  check_budget(b, step, 1);
+  check_budget(b, one_step_more(gemm_launch<Kernel>(m_tiles, n_tiles, k_tiles, b_order),
+                                gemm_launch<Kernel>(m_tiles, n_tiles, k_tiles + 1, b_order)),
+               1);
 }
 
 /// The attention forward of (D, D) bf16 on Target (sm80 unless named) with its default configuration:
@@ -111,6 +116,35 @@ emu::launch_statistics attention_forward(int key_tiles, emu::options opt = {.wor
                                  A::bshd(v.data(), t, 1, sk, 1, D), A::bshd(o.data(), t, 1, sq, 1, D));
   const auto l = launch_of(rec, "attention_forward");
   REQUIRE(l.blocks == 2);
+  return l;
+}
+
+/// The attention backward's tensor-core dK/dV kernel of (D, D) bf16 on sm80: one 64-key tile of one
+/// head against `query_tiles` 64-row query tiles (no mask: every step does the same work). The LSE is
+/// zeros and O is Q: the counts do not depend on the values.
+template <int D>
+emu::launch_statistics attention_backward_dkdv(int query_tiles) {
+  namespace A = strata::attn;
+  using K = A::backward_dkdv_mma_kernel<bf16, D, D, arch::sm80>;
+  const int sq = query_tiles * K::BM, sk = K::BN;
+  strata::stream s(emu::options{.workers = 1});
+  std::vector<bf16> hq(static_cast<std::size_t>(sq) * D), hk(static_cast<std::size_t>(sk) * D);
+  for (std::size_t i = 0; i < hq.size(); ++i) hq[i] = bf16(0.01f * static_cast<float>(i % 17));
+  for (std::size_t i = 0; i < hk.size(); ++i) hk[i] = bf16(0.02f * static_cast<float>(i % 13));
+  auto q = strata_test::to_device(s, hq), k = strata_test::to_device(s, hk), v = strata_test::to_device(s, hk);
+  auto dq = strata_test::to_device(s, hq), dk = strata_test::to_device(s, hk), dv = strata_test::to_device(s, hk);
+  auto lse = strata_test::to_device(s, std::vector<float>(static_cast<std::size_t>(sq), 0.f));
+  const auto t = strata::dtype::bf16;
+  const A::tensor tq = A::bshd(q.data(), t, 1, sq, 1, D), tk = A::bshd(k.data(), t, 1, sk, 1, D),
+                  tv = A::bshd(v.data(), t, 1, sk, 1, D);
+  A::options opt;
+  opt.lse = lse.data();
+  strata::device_buffer<unsigned char> ws(strata::attention_backward_workspace_size<arch::sm80>(tq, tk, tv, opt));
+  emu::statistics_recorder rec;
+  A::run_backward<bf16, D, D, arch::sm80>(s, tq, tk, tv, tq, tq, A::bshd(dq.data(), t, 1, sq, 1, D), A::bshd(dk.data(), t, 1, sk, 1, D),
+                                          A::bshd(dv.data(), t, 1, sk, 1, D), opt, {ws.data(), ws.size()});
+  const auto l = launch_of(rec, "attention_backward_dkdv_mma");
+  REQUIRE(l.blocks == 1);
   return l;
 }
 
@@ -183,6 +217,28 @@ TEST_CASE("wavefront budgets: attention forward sm80 bf16 d64 and d128", "[wavef
 // accumulator layout is not its A layout (mma::c_is_a).
 TEST_CASE("wavefront budgets: attention forward gfx942 bf16 d128", "[wavefronts][attention][cdna]") {
   check_budget({"attention forward bf16 d128 (gfx942)", 352, 144}, attention_forward<128, arch::gfx942>(3), 3);
+}
+
+// Attention backward, the tensor-core dK/dV kernel (issue 34, backward_mma.hpp), bf16 on sm80: 8 warps
+// per 64-key tile; a tile here is one 64-row query step of one warp, measured as the difference between
+// 3 and 2 query steps (the K / V copy and fragment setup happen once per block), counted per block
+// because the stage copies are not split evenly over the warps. Per warp and step at d128:
+// ldmatrix.x4 requests for S^T (8 K steps x (1 A + 2 B)), dP^T (the same), dV and dK (4 x (1 + 4) each)
+// and dQ_t (4 x (1 + 4)): 108 requests, 432 wavefronts, all at their ideal on the 16-byte padded rows
+// (8 warps: 864 requests, 3 456 wavefronts); plus the cp.async writes of the Q and dO stages (64
+// requests) and of the rows' LSE2 and Di (2), 260 wavefronts, at their ideal: 3 716 per block and
+// step, 2.9 per HMMA (the forward: 2.5). P^T and dS^T are written (32-bit pairs) and LSE2 / Di read
+// with plain shared accesses, which the counter does not see. d64: 480 requests, 1 920 + 132.
+TEST_CASE("wavefront budgets: attention backward dK/dV sm80 bf16 d64 and d128", "[wavefronts][attention]") {
+  // Per block (8 warps) and step: the stage copies are not split evenly over the warps.
+  auto per_block = [](emu::launch_statistics l) {
+    l.warps_per_block = 1;
+    return l;
+  };
+  check_budget({"attention backward dK/dV bf16 d64 (per block)", 2052, 2052},
+               per_block(one_step_more(attention_backward_dkdv<64>(2), attention_backward_dkdv<64>(3))), 1);
+  check_budget({"attention backward dK/dV bf16 d128 (per block)", 3716, 3716},
+               per_block(one_step_more(attention_backward_dkdv<128>(2), attention_backward_dkdv<128>(3))), 1);
 }
 
 TEST_CASE("wavefront counts do not depend on the worker count or the schedule", "[wavefronts][attention]") {
