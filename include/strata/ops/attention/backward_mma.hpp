@@ -227,28 +227,13 @@ struct backward_dkdv_mma_kernel {
       const int h = hk * group + s / m_tiles, m0 = m_first + (s % m_tiles) * BM;
 
       // ---- 1. S^T = K_kg Q^T and dP^T = V_kg dO^T for queries BMH hf .. + BMH: A = the group's 16
-      // key rows, B(d, i) = Q(i, d) / dO(i, d) (the stages read k-contiguous, as the forward reads K).
-      // Unrolled by 4, not fully: fully unrolled, ptxas hoisted the fragment loads of all 16 K steps
-      // ahead of the MMAs and spilled 72-80 bytes at 255 registers (head dim 128, sm_90a).
+      // key rows, B(d, i) = Q(i, d) / dO(i, d) (the stages read k-contiguous, as the forward reads K);
+      // the K loops unrolled by 4 (product).
       typename s_tile::accumulator sacc, pacc;
       sacc.fill(0.f);
       pacc.fill(0.f);
-      STRATA_UNROLL_BY(4)
-      for (int kk = 0; kk < D / atom::K; ++kk) {
-        typename s_tile::a_fragments a;
-        typename s_tile::b_fragments bq;
-        s_frags::load_a(ctx, a, sm.k + kk * atom::K, ldk, true, kg * WN);
-        s_frags::load_b(ctx, bq, sm.q[st] + kk * atom::K, ldq, true, hf * BMH);
-        s_tile::mma(ctx, a, bq, sacc);
-      }
-      STRATA_UNROLL_BY(4)
-      for (int kk = 0; kk < Dv / atom::K; ++kk) {
-        typename s_tile::a_fragments a;
-        typename s_tile::b_fragments bo;
-        s_frags::load_a(ctx, a, sm.v + kk * atom::K, ldv, true, kg * WN);
-        s_frags::load_b(ctx, bo, sm.dout[st] + kk * atom::K, ldo, true, hf * BMH);
-        s_tile::mma(ctx, a, bo, pacc);
-      }
+      product<s_tile, s_frags, D, true>(ctx, sacc, sm.k, ldk, true, kg * WN, sm.q[st], ldq, true, hf * BMH);
+      product<s_tile, s_frags, Dv, true>(ctx, pacc, sm.v, ldv, true, kg * WN, sm.dout[st], ldo, true, hf * BMH);
 
       // Per score (key j = row, query i = column): P^T with dropout applied (what multiplied V) and
       // dS^T, both to shared memory as 16-bit pairs along a row (one 32-bit store each). Masked: 0.
@@ -307,37 +292,16 @@ struct backward_dkdv_mma_kernel {
       // ---- 2. dV_kg += P^T dO, dK_kg += dS^T Q over the step's BM queries, for head-dim columns
       // DvH hf / DH hf: A(j, i) = P^T / dS^T (k-contiguous), B(i, d) = dO(i, d) / Q(i, d) read
       // transposed (ldmatrix.trans).
-      STRATA_UNROLL
-      for (int kk = 0; kk < BM / atom::K; ++kk) {
-        typename dv_tile::a_fragments a;
-        typename dv_tile::b_fragments bo;
-        dv_frags::load_a(ctx, a, sm.pt + kk * atom::K, lds, true, kg * WN);
-        dv_frags::load_b(ctx, bo, sm.dout[st] + kk * atom::K * ldo, ldo, false, hf * DvH);
-        dv_tile::mma(ctx, a, bo, dv);
-      }
-      STRATA_UNROLL
-      for (int kk = 0; kk < BM / atom::K; ++kk) {
-        typename dk_tile::a_fragments a;
-        typename dk_tile::b_fragments bq;
-        dk_frags::load_a(ctx, a, sm.ds + kk * atom::K, lds, true, kg * WN);
-        dk_frags::load_b(ctx, bq, sm.q[st] + kk * atom::K * ldq, ldq, false, hf * DH);
-        dk_tile::mma(ctx, a, bq, dk);
-      }
+      product<dv_tile, dv_frags, BM, false>(ctx, dv, sm.pt, lds, true, kg * WN, sm.dout[st], ldo, false, hf * DvH);
+      product<dk_tile, dk_frags, BM, false>(ctx, dk, sm.ds, lds, true, kg * WN, sm.q[st], ldq, false, hf * DH);
 
       // ---- 3. dQ_t = dS K for query rows 16 kg .. + 16, columns DH hf .. + DH: A(i, j) = dS^T(j, i)
-      // and B(j, d) = K(j, d), both read transposed. fp32 into this key tile's slot (rows past the
-      // sequence not stored).
+      // and B(j, d) = K(j, d), both read transposed; added into the fp32 accumulator (rows past the
+      // sequence not added).
       {
         typename dk_tile::accumulator q_acc;
         q_acc.fill(0.f);
-        STRATA_UNROLL
-        for (int kk = 0; kk < BN / atom::K; ++kk) {
-          typename dk_tile::a_fragments a;
-          typename dk_tile::b_fragments bk;
-          dk_frags::load_a(ctx, a, sm.ds + kk * atom::K * lds, lds, false, kg * WN);
-          dk_frags::load_b(ctx, bk, sm.k + kk * atom::K * ldk, ldk, false, hf * DH);
-          dk_tile::mma(ctx, a, bk, q_acc);
-        }
+        product<dk_tile, dk_frags, BN, false>(ctx, q_acc, sm.ds, lds, false, kg * WN, sm.k, ldk, false, hf * DH);
         float* dqa = bp.dq_accum + ((static_cast<long long>(b) * p.heads + h) * p.seqlen_q + m0 + kg * WN) * D + hf * DH;
         const int rows_left = sq.sq - m0 - kg * WN;  // rows past the sequence are not added
         if constexpr (Ctx::emulated) {
@@ -372,21 +336,53 @@ struct backward_dkdv_mma_kernel {
     dv_tile::template store_c<mma::edges::rows>(ctx, dv, mma::matrix_ref<Elem>{dvg, keys_left, Dv, bp.dv_rs}, 0, hf * DvH);
   }
 
+  // acc += A B over k = 0 .. K on the atom, both operands from shared memory with ldmatrix: A(m, k)
+  // rows m0 .. of the stage `a` (element (m, k) at a[m lda + k] when a_kc, else a[k lda + m]), B(k, n)
+  // columns n0 .. of the stage `b` (at b[n ldb + k] when b_kc, else b[k ldb + n]). `partial`: the K
+  // loop unrolled by 4, not fully (fully unrolled, ptxas hoisted the fragment loads of all 16 K steps
+  // of S^T and dP^T ahead of the MMAs and spilled 72-80 bytes at 255 registers, head dim 128, sm_90a).
+  template <class Tile, class Frags, int K, bool partial, class Ctx>
+  STRATA_HOST_DEVICE STRATA_FORCEINLINE static void product(Ctx& ctx, typename Tile::accumulator& acc, const Elem* a, int lda, bool a_kc,
+                                                           int m0, const Elem* b, int ldb, bool b_kc, int n0) {
+    const auto step = [&](int kk) {
+      typename Tile::a_fragments fa;
+      typename Tile::b_fragments fb;
+      Frags::load_a(ctx, fa, a + (a_kc ? kk * atom::K : kk * atom::K * lda), lda, a_kc, m0);
+      Frags::load_b(ctx, fb, b + (b_kc ? kk * atom::K : kk * atom::K * ldb), ldb, b_kc, n0);
+      Tile::mma(ctx, fa, fb, acc);
+    };
+    if constexpr (partial) {
+      STRATA_UNROLL_BY(4)
+      for (int kk = 0; kk < K / atom::K; ++kk) step(kk);
+    } else {
+      STRATA_UNROLL
+      for (int kk = 0; kk < K / atom::K; ++kk) step(kk);
+    }
+  }
+
   // dQ_t's 16 x DH accumulator of this warp into dQ(rows, columns) at `at` (row stride D) with
   // `add(address, value)`, rows at or past rows_left skipped.
   template <class Ctx, class Add>
   STRATA_HOST_DEVICE STRATA_FORCEINLINE static void add_dq(Ctx& ctx, const typename dk_tile::accumulator& acc, float* at, int rows_left,
                                                           const Add& add) {
-    // One base pointer per lane; every value at a constant offset from it (c_offsets_uniform).
-    const mma::coord c0 = atom::c_coord(ctx.lane().index(), 0);
+    // One base pointer per lane; every value at a constant offset from it (c_offsets_uniform); one
+    // row test per row the lane holds (a slot), not per value.
+    using rows = mma::accumulator_rows<atom>;
+    const int lane = ctx.lane().index();
+    const mma::coord c0 = atom::c_coord(lane, 0);
     float* base = at + c0.row * D + c0.col;
     STRATA_UNROLL
-    for (int jn = 0; jn < dk_tile::atoms_n; ++jn)
+    for (int r = 0; r < rows::count; ++r) {
+      if (rows::row_of(lane, r) >= rows_left) continue;
       STRATA_UNROLL
-      for (int v = 0; v < atom::c_values; ++v) {
-        const int dr = atom::c_coord(0, v).row - atom::c_coord(0, 0).row, dc = atom::c_coord(0, v).col - atom::c_coord(0, 0).col;
-        if (c0.row + dr < rows_left) add(base + dr * D + jn * atom::N + dc, acc.f[0][jn].v[v]);
-      }
+      for (int jn = 0; jn < dk_tile::atoms_n; ++jn)
+        STRATA_UNROLL
+        for (int v = 0; v < atom::c_values; ++v) {
+          if (rows::slot_of(v) != r) continue;
+          const int dr = atom::c_coord(0, v).row - atom::c_coord(0, 0).row, dc = atom::c_coord(0, v).col - atom::c_coord(0, 0).col;
+          add(base + dr * D + jn * atom::N + dc, acc.f[0][jn].v[v]);
+        }
+    }
   }
   // Every lane's C values lie at the same offsets from its value 0 (mma.sync: rows g, g + 8, columns
   // 2t, 2t + 1), so add_dq addresses them from one pointer.
