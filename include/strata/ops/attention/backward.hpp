@@ -2,13 +2,14 @@
 // strata/ops/attention/backward.hpp -- the attention backward (FlashAttention-2's algorithm):
 // dQ, dK, dV recomputed from Q, K, V, dO and the forward's LSE, never storing the S x S matrices.
 //
-// Four kernels. This file's scalar dK/dV kernel is deterministic (no floating-point atomics; every
-// sum runs in a fixed order, so the result is bitwise identical for any block schedule); the
-// tensor-core one (backward_mma.hpp) adds dQ with atomics unless options.deterministic:
+// Four kernels. dK, dV and dsinks are bitwise reproducible (every sum in a fixed order); dQ gets a
+// part from every key tile, added into one fp32 accumulator with atomics, or with
+// options.deterministic in key-tile order (a counter per query step says whose turn it is):
 //   pre   one warp per (batch, head, query row): Di = rowsum(dO o O) and the LSE in log2 units,
 //         once per row into the workspace (every key tile's block reads them there instead of
 //         recomputing Di from O and dO: 128 times over at 4 096 keys in 32-key tiles)
-//   dkdv  one block per (batch, K/V head, key tile of BN keys); it keeps the tile's K and V and its
+//   dkdv  on tensor cores (backward_mma.hpp) or, here, scalar fp32 (fp32, head dims above 128, AMD):
+//         one block per (batch, K/V head, key tile of BN keys); it keeps the tile's K and V and its
 //         dK, dV accumulators in shared memory (fp32) and walks every query head of the GQA group and
 //         every query tile in order:
 //           P   = exp(mask(mods(scale * Q K^T)) - LSE)     (recomputed; 0 where masked)
@@ -16,10 +17,9 @@
 //           dV += Pd^T dO;   dP = (dO V^T) o Z / (1 - p_drop)
 //           Di  = rowsum(dO o O)                            (per query row, from `pre`)
 //           dS  = P o (dP - Di) o softcap'(.) * scale
-//           dK += dS^T Q;    dQ_t = dS K  -> fp32 workspace slot of this key tile
+//           dK += dS^T Q;    dQ += dS K   (the accumulator: atomically, or in key-tile order)
 //         so dK and dV are summed over the GQA group inside the block.
-//   dq    one block per (batch, head, query row): dQ = sum over key tiles, in tile order, of dQ_t
-//         (the tensor-core kernel's accumulator: dQ converted);
+//   dq    one block per (batch, head, query row): the accumulator converted to dQ's type;
 //         also the row's sink term -exp(sink - LSE) * Di when sinks' gradient is requested.
 //   dsink one block per head: dsink[h] = sum over (batch, row), in order, of the sink terms.
 // The arithmetic is scalar fp32 (one thread per element of each product), from one source for the
@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "strata/arch/atomic.hpp"
 #include "strata/config/config.hpp"
 #include "strata/ops/attention/forward.hpp"
 #include "strata/ops/attention/philox.hpp"
@@ -51,10 +52,11 @@ struct backward_params {
   long long dq_bs, dq_rs, dq_hs;
   long long dk_bs, dk_rs, dk_hs;
   long long dv_bs, dv_rs, dv_hs;
-  float* dq_part;      // scalar dK/dV kernel: (key tiles, B, H, SQ, D) fp32, one slot per key tile
-  float* dq_accum;     // tensor-core dK/dV kernel: (B, H, SQ, D) fp32 accumulator (zeroed by `pre`)
-  unsigned* dq_turn;   // ... deterministic: (B, H, q_tiles) counters of the key tiles that added (zeroed by `pre`)
-  int q_tiles;         // 64-row query tiles per (batch, head): dq_turn's last extent
+  float* dq_accum;     // (B, H, SQ, D) fp32: dQ, every key tile's part added (zeroed by `pre`)
+  unsigned* dq_turn;   // options.deterministic: (B, H, q_tiles) counters of the key tiles that added
+                       // to each query tile (zeroed by `pre`); null: atomic adds
+  int q_tile_rows;     // query rows per counter: the dK/dV kernel's query step
+  int q_tiles;         // counters per (batch, head)
   int dq_dim;          // D (the preprocess kernel zeroes dq_accum rows of it)
   float* lse2;         // (B, H, stat_ld) fp32: the row's LSE times log2(e) (`pre`; -inf: no visible key)
   float* di;           // (B, H, stat_ld) fp32: rowsum(dO o O) (`pre`)
@@ -102,8 +104,9 @@ constexpr int backward_key_tile() {
 
 }  // namespace detail
 
-/// Query rows per step of the tensor-core dK/dV kernel (and per dq_turn counter).
+/// Query rows per step of the tensor-core and the scalar dK/dV kernels (and per dq_turn counter).
 inline constexpr int backward_query_tile = 64;
+inline constexpr int backward_scalar_query_tile = 16;
 
 /// Per query row, once: Di = rowsum(dO o O) (a fixed lane order: warp.sum's tree) and LSE2 = LSE
 /// log2(e); for the tensor-core kernel also the row of the dQ accumulator zeroed (and each query
@@ -134,11 +137,11 @@ struct backward_preprocess_kernel {
     float part = 0.f;
     for (int c = ctx.lane().index(); c < Dv; c += Target::warp_size) part += static_cast<float>(dout[c]) * static_cast<float>(o[c]);
     const float di = warp.sum(part);
-    if (bp.dq_accum) {  // the tensor-core kernel adds its dQ_t into a zeroed accumulator
+    {  // the dK/dV kernels add their dQ parts into a zeroed accumulator
       float* acc = bp.dq_accum + ((static_cast<long long>(b) * p.heads + h) * p.seqlen_q + i) * bp.dq_dim;
       for (int c = ctx.lane().index(); c < bp.dq_dim; c += Target::warp_size) acc[c] = 0.f;
-      if (bp.dq_turn && i % backward_query_tile == 0 && ctx.lane().index() == 0)
-        bp.dq_turn[(static_cast<long long>(b) * p.heads + h) * bp.q_tiles + i / backward_query_tile] = 0u;
+      if (bp.dq_turn && i % bp.q_tile_rows == 0 && ctx.lane().index() == 0)
+        bp.dq_turn[(static_cast<long long>(b) * p.heads + h) * bp.q_tiles + i / bp.q_tile_rows] = 0u;
     }
     if (ctx.lane().index() == 0) {
       const float lse = p.lse[b * p.lse_bs + h * p.lse_hs + sq.q0 + i];
@@ -156,7 +159,7 @@ struct backward_dkdv_kernel {
   using params = detail::backward_params;
   static constexpr const char* name = "attention_backward_dkdv_kernel";
   static constexpr int BN = detail::backward_block_n<Target, D, Dv>();
-  static constexpr int BM = 16;
+  static constexpr int BM = backward_scalar_query_tile;
   static constexpr int threads = 128;
   static constexpr int max_threads_per_block = threads;
   // Up to 255 registers (CUDA; docs/design.md item 16): given only the thread count, ptxas aimed at
@@ -213,7 +216,7 @@ struct backward_dkdv_kernel {
       const int h = hk * group + g;
       const Elem* qg = static_cast<const Elem*>(p.q) + b * p.q_bs + static_cast<long long>(sq.q0) * p.q_rs + h * p.q_hs;
       const Elem* dog = static_cast<const Elem*>(bp.dout) + b * bp.do_bs + static_cast<long long>(sq.q0) * bp.do_rs + h * bp.do_hs;
-      float* dqp = bp.dq_part + (((static_cast<long long>(t) * p.batch + b) * p.heads + h) * p.seqlen_q) * D;
+      float* dqa = bp.dq_accum + ((static_cast<long long>(b) * p.heads + h) * p.seqlen_q) * D;
       const float slope = p.alibi ? p.alibi[h] : 0.f;
       for (int m0 = 0; m0 < sq.sq; m0 += BM) {
         // Per row: LSE and Di (the preprocess kernel's).
@@ -283,7 +286,11 @@ struct backward_dkdv_kernel {
           sm.ds[e] = ds;
         }
         ctx.block().sync();
-        // dK += dS^T Q;  this tile's dQ = dS K (workspace).
+        // dK += dS^T Q;  this tile's dQ part dS K added into the accumulator: atomically, or (options.
+        // deterministic) in key-tile order, every key tile walking every query step, so that its turn
+        // is t (as the tensor-core kernel's, stream_k's publish / wait).
+        unsigned* turn = bp.dq_turn ? bp.dq_turn + (static_cast<long long>(b) * p.heads + h) * bp.q_tiles + m0 / BM : nullptr;
+        if (turn) ctx.wait_until([&] { return atomic::load_acquire<atomic::scope::device>(turn) == static_cast<unsigned>(t); });
         for (int e = tid; e < BN * D; e += threads) {
           const int c = e / D, d = e % D;
           float acc = sm.dk[e];
@@ -294,9 +301,15 @@ struct backward_dkdv_kernel {
           const int i = e / D, d = e % D;
           float acc = 0.f;
           for (int c = 0; c < BN; ++c) acc += sm.ds[i * BN + c] * sm.k[c * D + d];
-          dqp[static_cast<long long>(m0 + i) * D + d] = acc;
+          float* at = dqa + static_cast<long long>(m0 + i) * D + d;
+          if (turn) *at += acc;
+          else atomic::add(at, acc);
         }
         ctx.block().sync();
+        if (turn && tid == 0) {
+          atomic::fence<atomic::scope::device>();
+          atomic::store_release<atomic::scope::device>(turn, static_cast<unsigned>(t) + 1u);
+        }
       }
     }
     Elem* dkg = static_cast<Elem*>(bp.dk) + b * bp.dk_bs + static_cast<long long>(sq.k0) * bp.dk_rs + hk * bp.dk_hs;
@@ -312,14 +325,13 @@ struct backward_dkdv_kernel {
   }
 };
 
-/// dQ of one (batch, head, query row): the key tiles' contributions summed in tile order; and the
-/// row's sink-gradient term.
+/// dQ of one (batch, head, query row): the accumulator converted to the element type; and the row's
+/// sink-gradient term.
 template <class Elem, int D, int Dv, class Target>
 struct backward_dq_kernel {
   using target = Target;
   using params = detail::backward_params;
   static constexpr const char* name = "attention_backward_dq_kernel";
-  static constexpr int BN = detail::backward_key_tile<Target, Elem, D, Dv>();
   static constexpr int threads = Target::warp_size;
   static constexpr int max_threads_per_block = threads;
 
@@ -332,16 +344,9 @@ struct backward_dq_kernel {
     const int b = static_cast<int>(row / (static_cast<long long>(p.heads) * p.seqlen_q));
     const detail::seq_view sq = detail::sequence(p, b);
     if (i >= sq.sq) return;
-    // The tensor-core kernel's accumulator is one slot; the scalar kernel's, one per key tile.
-    const int tiles = bp.dq_accum ? 1 : (sq.sk + BN - 1) / BN;
-    const float* part = bp.dq_accum ? bp.dq_accum : bp.dq_part;
-    const long long slot = static_cast<long long>(p.batch) * p.heads * p.seqlen_q * D;
     Elem* dq = static_cast<Elem*>(bp.dq) + b * bp.dq_bs + static_cast<long long>(sq.q0 + i) * bp.dq_rs + h * bp.dq_hs;
-    for (int d = ctx.block().thread_rank(); d < D; d += threads) {
-      float acc = 0.f;
-      for (int t = 0; t < tiles; ++t) acc += part[t * slot + row * D + d];
-      dq[d] = static_cast<Elem>(acc);
-    }
+    const float* acc = bp.dq_accum + row * D;
+    for (int d = ctx.block().thread_rank(); d < D; d += threads) dq[d] = static_cast<Elem>(acc[d]);
     if (bp.sink_part && ctx.block().thread_rank() == 0) {
       const float lse = p.lse[b * p.lse_bs + h * p.lse_hs + sq.q0 + i];
       float term = 0.f;

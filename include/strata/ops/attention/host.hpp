@@ -542,13 +542,12 @@ bool backward_tensor_cores(strata::dtype t, int d, int dv) {
   return tc;
 }
 
-/// The backward's workspace: the dQ partials (the scalar kernel: one fp32 slot per key tile; the
-/// tensor-core kernel: one fp32 accumulator, plus a counter per 64-row query tile in the
-/// deterministic mode), each row's LSE2 and Di, the sink terms.
+/// The backward's workspace: the fp32 dQ accumulator, plus in the deterministic mode a counter per
+/// query step of the dK/dV kernel (64 rows on tensor cores, 16 in the scalar kernel); each row's LSE2
+/// and Di; the sink terms.
 struct backward_layout {
   int k_tiles = 0;
-  bool accumulate = false;                                // the tensor-core kernel's accumulator
-  int q_tiles = 0;                                        // counters per (batch, head), deterministic
+  int q_tile_rows = 0, q_tiles = 0;                       // counters per (batch, head), deterministic
   long long stat_ld = 0;                                  // rows of lse2 / di per (batch, head)
   std::size_t dq_bytes = 0, turn_bytes = 0, stat_bytes = 0, sink_bytes = 0;  // stat_bytes: lse2 and di, each
   std::size_t total() const {
@@ -564,12 +563,10 @@ backward_layout backward_workspace(const tensor& q, const tensor& k, const tenso
   if (bn <= 0) return l;
   l.k_tiles = (k.seqlen + bn - 1) / bn;
   const long long rows = static_cast<long long>(q.batch) * q.heads * q.seqlen;
-  l.accumulate = backward_tensor_cores<Target>(q.type, q.dim, v.dim);
-  const std::size_t slots = l.accumulate ? 1 : static_cast<std::size_t>(l.k_tiles);
-  l.dq_bytes = slots * static_cast<std::size_t>(rows) * q.dim * 4;
-  l.dq_bytes = (l.dq_bytes + 255) / 256 * 256;
-  if (l.accumulate && opt.deterministic) {
-    l.q_tiles = (q.seqlen + backward_query_tile - 1) / backward_query_tile;
+  l.dq_bytes = (static_cast<std::size_t>(rows) * q.dim * 4 + 255) / 256 * 256;
+  l.q_tile_rows = backward_tensor_cores<Target>(q.type, q.dim, v.dim) ? backward_query_tile : backward_scalar_query_tile;
+  if (opt.deterministic) {
+    l.q_tiles = (q.seqlen + l.q_tile_rows - 1) / l.q_tile_rows;
     l.turn_bytes = (static_cast<std::size_t>(q.batch) * q.heads * l.q_tiles * 4 + 255) / 256 * 256;
   }
   l.stat_ld = (static_cast<long long>(q.seqlen) + 3) / 4 * 4;
@@ -582,9 +579,9 @@ backward_layout backward_workspace(const tensor& q, const tensor& k, const tenso
 
 namespace strata {
 
-/// Scratch bytes of attention_backward: the fp32 dQ accumulator (B x H x SQ x D x 4 on tensor cores,
-/// plus B x H x ceil(SQ / 64) x 4 with options.deterministic; the scalar kernel: one such slot per key
-/// tile), each query row's LSE in log2 units and Di = rowsum(dO o O), the sink terms.
+/// Scratch bytes of attention_backward: the fp32 dQ accumulator (B x H x SQ x D x 4; with
+/// options.deterministic plus B x H x ceil(SQ / 64) x 4 on tensor cores, ceil(SQ / 16) in the scalar
+/// kernel), each query row's LSE in log2 units and Di = rowsum(dO o O), the sink terms.
 template <class Target = attn::default_target>
 std::size_t attention_backward_workspace_size(const attn::tensor& q, const attn::tensor& k, const attn::tensor& v,
                                               const attn::options& opt = {}) {
@@ -629,9 +626,9 @@ backward_params prepare_backward(const std::string& op, const tensor& q, const t
   bp.dk_bs = vl ? 0 : dk.batch_stride, bp.dk_rs = dk.row_stride, bp.dk_hs = dk.head_stride;
   bp.dv_bs = vl ? 0 : dv.batch_stride, bp.dv_rs = dv.row_stride, bp.dv_hs = dv.head_stride;
   unsigned char* base = static_cast<unsigned char*>(ws.data);
-  bp.dq_part = lay.accumulate ? nullptr : reinterpret_cast<float*>(base);
-  bp.dq_accum = lay.accumulate ? reinterpret_cast<float*>(base) : nullptr;
+  bp.dq_accum = reinterpret_cast<float*>(base);
   bp.dq_turn = lay.turn_bytes ? reinterpret_cast<unsigned*>(base + lay.dq_bytes) : nullptr;
+  bp.q_tile_rows = lay.q_tile_rows;
   bp.q_tiles = lay.q_tiles;
   bp.dq_dim = q.dim;
   unsigned char* stats = base + lay.dq_bytes + lay.turn_bytes;
@@ -691,8 +688,7 @@ void launch_backward(stream& s, const std::string& op, const backward_params& bp
 /// attention_backward_workspace_size (which depends on options.deterministic). The forward's
 /// score_mod / mask_mod, if it had any: a score_mod must also state its derivative (mods.hpp, `grad`).
 /// dk, dv and dsinks are bitwise reproducible; dq is too with options.deterministic, and otherwise
-/// (the default) on the tensor-core kernels adds each key tile's part with fp32 atomics, in an order
-/// that varies from run to run.
+/// (the default) adds each key tile's part with fp32 atomics, in an order that varies from run to run.
 template <class Target = attn::default_target, class ScoreMod = attn::no_score_mod, class MaskMod = attn::no_mask_mod>
 void attention_backward(stream& s, const attn::tensor& q, const attn::tensor& k, const attn::tensor& v,
                         const attn::tensor& o, const attn::tensor& dout, const attn::tensor& dq, const attn::tensor& dk,

@@ -78,8 +78,8 @@ struct options {
   const int* seqused_q = nullptr;           // (batch) on the device: padded batches
   const int* seqused_k = nullptr;
   bool deterministic = false;               // backward: true makes dq bitwise reproducible (ordered
-                                            // accumulation; the default adds with fp32 atomics on the
-                                            // tensor-core kernels). dk, dv, dsinks always are.
+                                            // accumulation; the default adds with fp32 atomics).
+                                            // dk, dv, dsinks always are.
   float dropout_p = 0.f;                    // probability of dropping a probability (0: off), in [0, 1)
   unsigned long long seed = 0, offset = 0;  // dropout: Philox key and counter offset (philox.hpp); the
                                             // backward must get the forward's values
