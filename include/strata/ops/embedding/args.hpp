@@ -13,8 +13,8 @@ namespace strata::embedding {
 /// The lookup both directions share: tables, features, indices, offsets, weights, pooling, policy.
 struct lookup {
   scalar row_format = scalar::fp32;      // one format for every table of the call
-  std::span<const table> tables;
-  std::span<const feature> features;     // the feature-to-table map and the batch size of each
+  std::span<const table> tables = {};
+  std::span<const feature> features = {};  // the feature-to-table map and the batch size of each
   const void* indices = nullptr;         // num_indices entries
   long long num_indices = 0;
   index_type indices_type = index_type::int64;  // indices and offsets
@@ -29,7 +29,7 @@ struct lookup {
 };
 
 struct forward_args {
-  lookup in;
+  lookup in = {};
   void* output = nullptr;                // see feature::output_offset; pooling none: [num_indices, stride]
   element_type output_format = strata::dtype::fp32;  // fp32, fp16 or bf16 (a strata::dtype; types.hpp)
   long long output_row_stride = 0;       // pooling none: elements between rows; 0: the largest dim
@@ -42,13 +42,13 @@ struct forward_args {
 enum class gradient { dense, sparse, fused };
 
 struct backward_args {
-  lookup in;                             // the forward's lookup (tables, indices, offsets, ...)
+  lookup in = {};                        // the forward's lookup (tables, indices, offsets, ...)
   const void* grad_output = nullptr;     // the gradient of the forward's output, in its layout
   element_type grad_format = strata::dtype::fp32;  // fp32, fp16 or bf16 (a strata::dtype; types.hpp)
   long long grad_row_stride = 0;         // pooling none: as forward_args::output_row_stride
   gradient kind = gradient::dense;
 
-  std::span<float* const> dense_grads;   // dense: one per table
+  std::span<float* const> dense_grads = {};  // dense: one per table
 
   int* sparse_tables = nullptr;          // sparse: capacity num_indices each
   long long* sparse_rows = nullptr;
@@ -60,7 +60,7 @@ struct backward_args {
   float learning_rate = 0.01f;
   float eps = 1e-8f;                     // adagrad and rowwise adagrad
   /// adagrad: per table num_rows * dim floats; rowwise adagrad: num_rows floats; sgd: empty.
-  std::span<float* const> optimizer_state;
+  std::span<float* const> optimizer_state = {};
 };
 
 }  // namespace strata::embedding
