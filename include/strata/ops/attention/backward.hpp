@@ -95,7 +95,7 @@ constexpr bool backward_on_tensor_cores() {
   }
 }
 
-/// Keys per dK/dV block (and per dQ workspace slot) of the kernel that serves the configuration.
+/// Keys per dK/dV block of the kernel that serves the configuration.
 template <class Target, class Elem, int D, int Dv>
 constexpr int backward_key_tile() {
   if constexpr (backward_on_tensor_cores<Target, Elem, D, Dv>()) return 64;
@@ -109,8 +109,8 @@ inline constexpr int backward_query_tile = 64;
 inline constexpr int backward_scalar_query_tile = 16;
 
 /// Per query row, once: Di = rowsum(dO o O) (a fixed lane order: warp.sum's tree) and LSE2 = LSE
-/// log2(e); for the tensor-core kernel also the row of the dQ accumulator zeroed (and each query
-/// tile's counter, in the deterministic mode). One warp per (batch, head, row); rows a sequence does
+/// log2(e); also the row of the dQ accumulator zeroed (and each query step's counter, in the
+/// deterministic mode). One warp per (batch, head, row); rows a sequence does
 /// not have are left alone.
 template <class Elem, int Dv, class Target>
 struct backward_preprocess_kernel {

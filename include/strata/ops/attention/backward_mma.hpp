@@ -141,11 +141,11 @@ struct backward_dkdv_mma_kernel {
     const int b = r / bp.k_tiles / p.heads_k;
     const detail::seq_view sq = detail::sequence(p, b);
     const int n0 = t * BN;
-    if (n0 >= sq.sk) return;  // this sequence has no such key tile (the dq kernel does not read it)
+    if (n0 >= sq.sk) return;  // this sequence has no such key tile (no dK / dV rows, no dQ part)
     const int group = p.heads / p.heads_k;
 
     // The query rows that can see a key of [n0, n0 + BN): the windows (causal is window_right 0)
-    // bound them; the rest of each slot is written as zeros. In 64 bits: windows up to INT_MAX.
+    // bound them; only their query tiles are walked. In 64 bits: windows up to INT_MAX.
     long long lo = 0, hi = sq.sq;  // [lo, hi)
     if (p.window_right >= 0) {
       const long long first = static_cast<long long>(n0) - sq.off - p.window_right;  // j <= i + off + right
