@@ -27,6 +27,24 @@ TEST_CASE("attention forward on sm80 (mma.sync, cp.async)", "[attention]") {
   check<f16, 512, 512, strata::arch::sm100a>({.batch = 1, .heads = 1, .heads_k = 1, .sq = 5, .sk = 33, .bhsd = true, .sinks = {0.5f}});
 }
 
+// A block runs its edge tiles (masked: the windows, causality, the key length cut them) first and
+// then its interior tiles in a loop compiled without the mask (forward.hpp). Cases with several
+// tiles of each kind: edges on both sides of the interior (windows), causal blocks whose interior is
+// most of their keys, lengths that are not tile multiples, packed sequences.
+TEST_CASE("attention forward on sm80: edge tiles, then interior tiles without the mask", "[attention]") {
+  A::options w;
+  w.window_left = 100, w.window_right = 70;
+  check<bf16, 64, 64, sm80>({.batch = 1, .heads = 2, .heads_k = 1, .sq = 200, .sk = 300, .opt = w});
+  A::options br;
+  br.causal = true, br.align = A::alignment::bottom_right;
+  check<f16, 128, 128, sm80>({.batch = 1, .heads = 2, .heads_k = 2, .sq = 130, .sk = 250, .opt = br});
+  check<bf16, 32, 32, sm80>({.batch = 3, .heads = 2, .heads_k = 1, .sq = 150, .sk = 197, .varlen = true, .opt = br});
+  A::options tl;
+  tl.causal = true, tl.window_left = 64, tl.align = A::alignment::top_left;
+  check<f16, 64, 64, sm80>({.batch = 2, .heads = 1, .heads_k = 1, .sq = 256, .sk = 256, .bhsd = true, .opt = tl});
+  check<bf16, 96, 96, sm80>({.batch = 1, .heads = 1, .heads_k = 1, .sq = 65, .sk = 192});  // interior only, and one row past
+}
+
 TEST_CASE("attention forward on gfx942 (MFMA, wave64, 8 chiplets)", "[attention]") {
   A::options w;
   w.window_left = 7, w.window_right = 2;

@@ -15,7 +15,9 @@ default only loops with tensor-core instructions are printed; --all-loops prints
 The counts are static (each instruction in the loop's address range once), so code on a path the
 loop rarely takes counts as much as its hot path; that is deliberate: it is what the compiler had to
 schedule, and it is what the reviews in ../shared/research compared with CUTLASS (2.9 per HMMA).
-Overlapping back-edges (the compiler's loop rotation) give overlapping ranges; each is reported.
+Overlapping back-edges (the compiler's loop rotation) give overlapping ranges; each is reported. A
+back-edge whose branch cannot be reached from its target inside its range (an out-of-line cold path
+jumping back) is not a loop.
 
 Used by tools/sass/check_budgets.py (the `sass` tests) and importable: `functions(text)`,
 `loops(body)`, `mix(instructions)`, `summary(...)`.
@@ -74,13 +76,47 @@ def functions(text: str):
         yield name, body
 
 
+_NO_FALL_THROUGH = ('BRA', 'JMP', 'BRX', 'JMX', 'EXIT', 'RET', 'KILL')
+
+
+def _falls_through(ins) -> bool:
+    """Whether execution can continue at the next instruction: not after an unconditional jump or exit."""
+    guarded = bool(_PREDICATE.match(ins.text)) and not ins.text.startswith('@PT ')
+    return guarded or ins.opcode.split('.')[0] not in _NO_FALL_THROUGH
+
+
+def _reaches(body, index, first, last) -> bool:
+    """Whether instruction `last` is reachable from `first` without leaving body[first..last]."""
+    seen, work = set(), [first]
+    while work:
+        i = work.pop()
+        if i < first or i > last or i in seen:
+            continue
+        if i == last:
+            return True
+        seen.add(i)
+        target = body[i].branch_target
+        if target is not None and target in index:
+            work.append(index[target])
+        if _falls_through(body[i]):
+            work.append(i + 1)
+    return False
+
+
 def loops(body):
-    """(start address, end address, [Instruction]) for every back-edge, in address order of the branch."""
+    """(start address, end address, [Instruction]) for every back-edge, in address order of the branch.
+
+    A back-edge is a loop only when its branch can be reached from its target inside the range: ptxas
+    places cold paths out of line (the BRA.DIV fallback of a warp shuffle, reached from inside one
+    loop) and jumps back from there into the middle of the kernel; such a jump spans code that never
+    repeats, and counting it as a loop mixed two real loops into one range."""
     index = {ins.address: i for i, ins in enumerate(body)}
     found = []
     for i, ins in enumerate(body):
         target = ins.branch_target
         if target is None or target > ins.address or target not in index:
+            continue
+        if not _reaches(body, index, index[target], i):
             continue
         found.append((target, ins.address, body[index[target]:i + 1]))
     return found

@@ -280,12 +280,13 @@ struct forward_kernel {
     const Elem* kbase = static_cast<const Elem*>(p.k);
     const Elem* vbase = static_cast<const Elem*>(p.v);
     auto pipe = make_pipeline<stages>(ctx);
-    auto load_tile = [&](int st, int t) {
+    // Full: every key of the tile exists (an interior tile, below): no row count to test per copy.
+    auto load_tile = [&]<bool Full>(int st, int t) {
       if constexpr (paged) {
         STRATA_UNROLL
         for (int c = 0; c < BN / chunk; ++c) {
           const int j0 = t * BN + c * chunk;
-          const int valid = detail::imax(0, detail::imin(chunk, sq.sk - j0));
+          const int valid = Full ? chunk : detail::imax(0, detail::imin(chunk, sq.sk - j0));
           // The table is read only for a chunk with keys: past the end its entry may not exist.
           const int page = valid ? p.block_table[static_cast<long long>(b) * p.bt_stride + j0 / p.page_size] : 0;
           // A page outside the pool reads page 0 instead: never outside memory (the result of such a
@@ -302,8 +303,9 @@ struct forward_kernel {
         // Rows past the end are zero-filled (never read), so P V never meets poison.
         const int j0 = t * BN;
         const long long row = sq.k0 + j0;
-        pipe.template copy_tile<k_copy>(sm.k[st], ldk, kbase + b * p.k_bs + row * p.k_rs + hk * p.k_hs, p.k_rs, sq.sk - j0, D);
-        pipe.template copy_tile<v_copy>(sm.v[st], ldv, vbase + b * p.v_bs + row * p.v_rs + hk * p.v_hs + c0, p.v_rs, sq.sk - j0, DvB);
+        const int valid = Full ? BN : sq.sk - j0;
+        pipe.template copy_tile<k_copy>(sm.k[st], ldk, kbase + b * p.k_bs + row * p.k_rs + hk * p.k_hs, p.k_rs, valid, D);
+        pipe.template copy_tile<v_copy>(sm.v[st], ldv, vbase + b * p.v_bs + row * p.v_rs + hk * p.v_hs + c0, p.v_rs, valid, DvB);
       }
     };
 
@@ -347,23 +349,56 @@ struct forward_kernel {
     STRATA_UNROLL
     for (int op = 0; op < o_parts; ++op) acc[op].fill(0.f);
 
+    // ---- the order of the tiles: edge tiles first, then the interior ones ----------------------
+    // A tile is interior when every one of its keys is visible to every row of the block: the
+    // sequence's end, the windows and causality cut none of it (rows past the sequence's end do not
+    // count: they are never written). Its scores need no mask and its copies no row count. The
+    // interior tiles are one run [ti_lo, ti_hi) of this block's range; the edge tiles on either side
+    // run first (FlashAttention-2 also runs its masked steps first), then the interior ones in a loop
+    // of their own, compiled without the mask code. Under a mask mod every tile is an edge tile.
+    // Only in the kernels whose registers hold both loops' state (the 16-bit mma.sync kernels with P
+    // and Q in registers, without the optional score features): elsewhere the second copy of the
+    // loop made the compilers spill (compile check, 2026-12-06: 20-172 B on sm_80 / sm_90a / sm_100a
+    // in the feature, fp8 and staged-Q kernels, 6-94 VGPRs in the MFMA ones).
+    constexpr bool interior_form =
+        std::is_same_v<MaskMod, no_mask_mod> && !extras && p_in_registers && use_ldmatrix && !q_in_shared;
+    int ti_lo = t_hi, ti_hi = t_hi;
+    if constexpr (interior_form) {
+      long long in_lo = 0, in_hi = sq.sk;  // the keys every row sees (64 bits: windows up to INT_MAX)
+      if (p.window_left >= 0) in_lo = static_cast<long long>(last_q) + sq.off - p.window_left;
+      if (p.window_right >= 0) in_hi = static_cast<long long>(m0) + sq.off + p.window_right + 1;
+      if (in_lo < 0) in_lo = 0;
+      if (in_hi > sq.sk) in_hi = sq.sk;
+      if (in_hi - in_lo >= BN) {
+        ti_lo = detail::imax(t_lo, detail::imin(t_hi, static_cast<int>((in_lo + BN - 1) / BN)));
+        ti_hi = detail::imax(ti_lo, detail::imin(t_hi, static_cast<int>(in_hi / BN)));
+      }
+    }
+    const int n_left = ti_lo - t_lo, n_edge = tiles - (ti_hi - ti_lo);
+    auto tile_of = [&](int i) { return i < n_left ? t_lo + i : i < n_edge ? ti_hi + (i - n_left) : ti_lo + (i - n_edge); };
+
     for (int s = 0; s < stages - 1; ++s) {
       const int st = pipe.producer_acquire();
       // Q rides with the first K/V tile: the first consumer_wait covers both. Rows past the sequence
       // are zero-filled, so the fragment loads below need no bounds test.
       if (q_in_shared && s == 0 && tiles > 0)
         pipe.template copy_tile<q_copy>(sm.q, ldq, qb + static_cast<long long>(m0) * p.q_rs, p.q_rs, detail::imin(BM, sq.sq - m0), D);
-      if (s < tiles) load_tile(st, t_lo + s);
+      if (s < tiles) load_tile.template operator()<false>(st, tile_of(s));
       pipe.producer_commit();
     }
-    for (int it = 0; it < tiles; ++it) {
+    // One step: the it-th tile of the order, tile t. Edge: its scores are masked.
+    auto step = [&]<bool Edge>(int it, int t) {
       const int st = pipe.consumer_wait();
       {
         const int ps = pipe.producer_acquire();
-        if (it + stages - 1 < tiles) load_tile(ps, t_lo + it + stages - 1);
+        const int next = it + stages - 1;
+        if (next < tiles) {
+          if constexpr (Edge) load_tile.template operator()<false>(ps, tile_of(next));
+          else load_tile.template operator()<true>(ps, ti_lo + (next - n_edge));  // interior, as every later one
+        }
         pipe.producer_commit();
       }
-      const int n0 = (t_lo + it) * BN;
+      const int n0 = t * BN;
 
       // S = Q K^T: B(d, j) = K(j, d), i.e. the K stage read column-major. The shared tiles are whole
       // (rows past the sequence are zero-filled), so the element-wise fragment loads skip per-element
@@ -407,7 +442,7 @@ struct forward_kernel {
           const int r = rows::slot_of(v);
           const int j = n0 + jn * atom::N + atom::c_coord(lane, v).col;
           // Bitwise, not short-circuit: a select per score, no branch.
-          const bool keep = (j >= j_lo[r]) & (j < j_hi[r]) & mask_mod(b, h, qrow(r), j);
+          const bool keep = Edge ? (j >= j_lo[r]) & (j < j_hi[r]) & mask_mod(b, h, qrow(r), j) : true;
           if constexpr (folded) {
             const float x = keep ? sacc.f[0][jn].v[v] : detail::neg_inf();
             sacc.f[0][jn].v[v] = x;
@@ -505,7 +540,11 @@ struct forward_kernel {
         }
       }
       pipe.consumer_release();
-    }
+    };
+    int it = 0;
+    for (; it < n_edge; ++it) step.template operator()<true>(it, tile_of(it));
+    if constexpr (interior_form)
+      for (; it < tiles; ++it) step.template operator()<false>(it, ti_lo + (it - n_edge));
 
     // ---- epilogue: O / l and LSE (or the split's fp32 partials) ---------------------------------
     // 1 / l, with fp8's V descale and the atom's product scale folded in.
