@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/copy/tile_stream.hpp -- one thread's share of a run of full tiles that step along a matrix's
-// rows (the GEMM's K loop over a row-major A or a column-major B), set up once and then advanced.
+// rows (the GEMM's K loop over a row-major A or a column-major B) or down its rows (the attention
+// forward's K / V tiles: advance(Rows x ld)), set up once and then advanced.
 //
 //   using tile   = strata::copy::tile_copy<bf16, 128, 32, 16, 16, 256>;   // Threads fixed
 //   strata::copy::tile_stream<tile> s(ctx, a + m0 * lda + k0, lda, m - m0);  // prologue, once
@@ -68,6 +69,24 @@ class tile_stream {
     }
   }
 
+  /// A run whose tiles all have every row (the attention forward's interior K / V tiles): no row
+  /// predicate is kept, each cp.async is unconditional.
+  struct whole_rows_t {};
+  static constexpr whole_rows_t whole_rows{};
+  template <class Ctx>
+  STRATA_HOST_DEVICE tile_stream(Ctx& ctx, const value_type* src, long long src_ld, whole_rows_t) {
+    const int rank = ctx.block().thread_rank();
+    Tile::require_threads(ctx, "tile_stream");
+    const unsigned u = static_cast<unsigned>(rank);
+    row0_ = static_cast<int>(u / Tile::vectors_per_row);
+    col0_ = static_cast<int>(u % Tile::vectors_per_row) * Tile::elements_per_vector;
+    STRATA_UNROLL
+    for (int i = 0; i < per_thread; ++i) {
+      live_[i] = true;
+      src_[i] = src + (row0_ + i * row_step) * src_ld + col0_;
+    }
+  }
+
   /// Issues this thread's cp.async copies of the current tile into `dst` (a row-major stage of DstLd
   /// elements per row); the caller commits and waits (strata::pipeline).
   template <int DstLd, class Ctx>
@@ -84,6 +103,12 @@ class tile_stream {
   STRATA_HOST_DEVICE STRATA_FORCEINLINE void advance() {
     STRATA_UNROLL
     for (int i = 0; i < per_thread; ++i) src_[i] += Tile::cols;
+  }
+
+  /// The next tile `elements` further: a run down the rows steps Rows x src_ld.
+  STRATA_HOST_DEVICE STRATA_FORCEINLINE void advance(long long elements) {
+    STRATA_UNROLL
+    for (int i = 0; i < per_thread; ++i) src_[i] += elements;
   }
 
  private:

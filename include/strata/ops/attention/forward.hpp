@@ -46,6 +46,7 @@
 #include "strata/arch/narrow.hpp"
 #include "strata/config/config.hpp"
 #include "strata/copy/tile.hpp"
+#include "strata/copy/tile_stream.hpp"
 #include "strata/hierarchy/tile_order.hpp"
 #include "strata/mma/accumulator_rows.hpp"
 #include "strata/mma/ldmatrix_fragments.hpp"
@@ -175,6 +176,12 @@ struct forward_kernel {
   using k_copy = copy::tile_copy<Elem, copy_rows, D, 16, 16, copy_threads>;
   using v_copy = copy::tile_copy<Elem, copy_rows, DvB, 16, 16, copy_threads>;
   using q_copy = copy::tile_copy<Elem, BM, D, 16, 16, copy_threads>;
+  // The interior loop's K / V copies as streams (run(): contiguous K / V, the thread count known and a
+  // multiple of the vectors per row, so that each thread's vectors share a column: not head dim 96).
+  static constexpr bool interior_streams = !paged && copy_threads > 0 && copy_threads % k_copy::vectors_per_row == 0 &&
+                                           copy_threads % v_copy::vectors_per_row == 0;
+  using k_stream = std::conditional_t<interior_streams, copy::tile_stream<k_copy>, void>;
+  using v_stream = std::conditional_t<interior_streams, copy::tile_stream<v_copy>, void>;
 
   // The rows of the accumulators as a lane holds them (slots), for the softmax in registers.
   using rows = mma::accumulator_rows<atom>;
@@ -387,15 +394,12 @@ struct forward_kernel {
       pipe.producer_commit();
     }
     // One step: the it-th tile of the order, tile t. Edge: its scores are masked.
-    auto step = [&]<bool Edge>(int it, int t) {
+    // prefetch(stage, it + stages - 1) fills a stage with a later tile of the order.
+    auto step = [&]<bool Edge>(int it, int t, auto&& prefetch) {
       const int st = pipe.consumer_wait();
       {
         const int ps = pipe.producer_acquire();
-        const int next = it + stages - 1;
-        if (next < tiles) {
-          if constexpr (Edge) load_tile.template operator()<false>(ps, tile_of(next));
-          else load_tile.template operator()<true>(ps, ti_lo + (next - n_edge));  // interior, as every later one
-        }
+        if (it + stages - 1 < tiles) prefetch(ps, it + stages - 1);
         pipe.producer_commit();
       }
       const int n0 = t * BN;
@@ -542,9 +546,31 @@ struct forward_kernel {
       pipe.consumer_release();
     };
     int it = 0;
-    for (; it < n_edge; ++it) step.template operator()<true>(it, tile_of(it));
-    if constexpr (interior_form)
-      for (; it < tiles; ++it) step.template operator()<false>(it, ti_lo + (it - n_edge));
+    const auto edge_prefetch = [&](int ps, int i) { load_tile.template operator()<false>(ps, tile_of(i)); };
+    for (; it < n_edge; ++it) step.template operator()<true>(it, tile_of(it), edge_prefetch);
+    if constexpr (interior_form) {
+      // Every tile an interior step prefetches is interior (they come last): whole tiles. Where the
+      // copies can be streams (copy/tile_stream.hpp: contiguous K / V, the block's thread count known,
+      // cp.async), each thread's source pointers are set up once, for the first tile the interior
+      // loop prefetches, and advanced by block_n rows per tile: two integer instructions per cp.async
+      // instead of a 64-bit address rebuilt from the tile's row.
+      if constexpr (interior_streams && decltype(pipe)::asynchronous) {
+        const long long row = sq.k0 + static_cast<long long>(ti_lo + (it + stages - 1 - n_edge)) * BN;
+        k_stream ks(ctx, kbase + b * p.k_bs + row * p.k_rs + hk * p.k_hs, p.k_rs, k_stream::whole_rows);
+        v_stream vs(ctx, vbase + b * p.v_bs + row * p.v_rs + hk * p.v_hs + c0, p.v_rs, v_stream::whole_rows);
+        const long long k_step = BN * p.k_rs, v_step = BN * p.v_rs;
+        const auto stream_prefetch = [&](int ps, int) {
+          ks.template copy_async<ldk>(ctx, sm.k[ps]);
+          vs.template copy_async<ldv>(ctx, sm.v[ps]);
+          ks.advance(k_step);
+          vs.advance(v_step);
+        };
+        for (; it < tiles; ++it) step.template operator()<false>(it, ti_lo + (it - n_edge), stream_prefetch);
+      } else {
+        const auto whole_prefetch = [&](int ps, int i) { load_tile.template operator()<true>(ps, ti_lo + (i - n_edge)); };
+        for (; it < tiles; ++it) step.template operator()<false>(it, ti_lo + (it - n_edge), whole_prefetch);
+      }
+    }
 
     // ---- epilogue: O / l and LSE (or the split's fp32 partials) ---------------------------------
     // 1 / l, with fp8's V descale and the atom's product scale folded in.
