@@ -61,7 +61,7 @@ struct decode_case {
     A::options opt;
     opt.causal = causal;
     opt.lse = dlse.data();
-    strata::device_buffer<unsigned char> ws(std::max<std::size_t>(1, strata::attention_decode_workspace_size(tq, D, splits)));
+    strata::device_buffer<unsigned char> ws(std::max<std::size_t>(1, strata::attention_decode_workspace_size(tq, D, splits, S)));
     strata::attention_decode<Target>(s, tq, tk, tv, to, dec, opt, {ws.data(), ws.size()});
     strata::copy_to_host(s, o.data(), dout.data(), o.size());
     strata::copy_to_host(s, lse.data(), dlse.data(), lse.size());
@@ -79,6 +79,7 @@ struct decode_case {
     const auto one = run(1, false, q, kc, vc, kn, vn, causal);
     const auto split = run(4, false, q, kc, vc, kn, vn, causal);
     const auto paged = run(4, true, q, kc, vc, kn, vn, causal);
+    const auto chosen = run(0, false, q, kc, vc, kn, vn, causal);  // splits chosen by the entry, workspace by the size function
     CHECK(std::memcmp(split.first.data(), paged.first.data(), split.first.size() * sizeof(E)) == 0);
     CHECK(split.second == paged.second);
     A::reference::problem rp;
@@ -101,7 +102,7 @@ struct decode_case {
                                         : nw.exact[((static_cast<std::size_t>(b) * s_new + j - lens[b]) * HK + h) * D + d]);
       }
       const auto ref = A::reference::forward(rp, rs, b);
-      for (const auto* res : {&one, &split})
+      for (const auto* res : {&one, &split, &chosen})
         for (int i = 0; i < SQ; ++i)
           for (int h = 0; h < H; ++h) {
             const double rl = ref.lse[static_cast<std::size_t>(h) * SQ + i];
@@ -127,6 +128,11 @@ TEST_CASE("attention decode: split-KV, append, paged == dense", "[attention]") {
   decode_case<bf16, 256, strata::arch::sm80>{.B = 1, .H = 2, .HK = 1, .SQ = 5, .S = 70, .lens = {41}}.test(true);
   // sm90a at head dim 512: V split over two blocks (v_slices), each writing its columns of the partials.
   decode_case<f16, 512, strata::arch::sm90a>{.B = 1, .H = 2, .HK = 1, .SQ = 2, .S = 90, .lens = {70}}.test(true);
+  // One query token with GQA: the group's heads share a block (pack_gqa), on mma.sync with the
+  // interior loop's streams, on the FMA atom with a group wider than a row tile, and on MFMA.
+  decode_case<bf16, 128, strata::arch::sm80>{.B = 2, .H = 8, .HK = 2, .SQ = 1, .S = 300, .s_new = 1, .lens = {250, 299}}.test(true);
+  decode_case<float, 32>{.B = 1, .H = 72, .HK = 1, .SQ = 1, .S = 60, .lens = {50}}.test(false);
+  decode_case<f16, 64, strata::arch::gfx942>{.B = 1, .H = 6, .HK = 2, .SQ = 1, .S = 80, .lens = {70}}.test(true);
   // gfx942 (MFMA, wave64): the decode path of the AMD forward.
   decode_case<f16, 64, strata::arch::gfx942>{.B = 2, .H = 2, .HK = 2, .SQ = 2, .S = 50, .lens = {17, 33}}.test(false);
 }

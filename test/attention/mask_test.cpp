@@ -81,3 +81,19 @@ TEST_CASE("attention: variable lengths (packed) and padded batches", "[attention
   w.window_left = 4, w.window_right = 0;
   check<bf16, 32, 32, host>({.batch = 3, .heads = 2, .heads_k = 1, .sq = 24, .sk = 19, .bhsd = true, .padded = true, .opt = w});
 }
+
+// One query row per sequence with GQA: the group's query heads share one block's rows (pack_gqa,
+// forward.hpp). ALiBi slopes, sinks and the score mod differ per head, so a row that took the wrong
+// head, position or output row fails; a group of 72 heads spans several row tiles.
+TEST_CASE("attention: one query row with GQA packs the group's heads into one block", "[attention]") {
+  A::options c = causal(A::alignment::bottom_right);
+  check<float, 64, 64, host>({.batch = 2, .heads = 6, .heads_k = 2, .sq = 1, .sk = 45, .opt = c,
+                              .alibi = {0.5f, 0.25f, 0.125f, 0.3f, 0.2f, 0.1f}, .sinks = {0.5f, -1.f, 2.f, 0.f, 1.f, -0.5f}});
+  A::options w;
+  w.window_left = 30, w.window_right = 0, w.align = A::alignment::bottom_right;
+  check<bf16, 64, 64, host>({.batch = 2, .heads = 4, .heads_k = 1, .sq = 1, .sk = 90, .bhsd = true, .opt = w}, bias_mod{});
+  check<float, 32, 32, host>({.batch = 1, .heads = 72, .heads_k = 1, .sq = 1, .sk = 20});
+  check<f16, 32, 32, host>({.batch = 3, .heads = 4, .heads_k = 2, .sq = 1, .sk = 31, .padded = true, .opt = c});
+  check<f16, 128, 128, strata::arch::sm80>({.batch = 2, .heads = 8, .heads_k = 1, .sq = 1, .sk = 200, .sinks = {1, 2, 3, 4, -1, -2, -3, 0}});
+  check<bf16, 64, 64, strata::arch::gfx942>({.batch = 1, .heads = 6, .heads_k = 2, .sq = 1, .sk = 70, .opt = c});
+}

@@ -2,7 +2,9 @@
 // strata/ops/attention/forward.hpp -- the fused attention forward kernel (FlashAttention-2's
 // algorithm: online softmax over K/V tiles, never materializing the S x S score matrix).
 //
-// One block computes block_m query rows of one (batch, head) against one range of key tiles:
+// One block computes block_m query rows of one (batch, head) against one range of key tiles (with one
+// query row per sequence and GQA, pack_gqa: the rows are the query heads of one K/V head's group, so
+// K and V are read once for the group and a block computes the group's rows, not one):
 //   Q      each warp loads its atom-M rows into A fragments once (registers, the whole loop); with
 //          Cfg.q_in_shared (wide head dims on mma.sync) the block's Q tile is staged in shared memory
 //          with the first K/V tile and each fragment is read from there per key tile
@@ -76,6 +78,8 @@ struct forward_params {
   long long v_bs, v_rs, v_hs;
   long long o_bs, o_rs, o_hs;
   long long lse_bs, lse_hs;    // LSE of (b, h, row) at b * lse_bs + h * lse_hs + row (varlen: row is packed)
+  int pack_gqa;                // 1: one query row per sequence (seqlen_q 1, not varlen), and a block's rows
+                               // are the query heads of one K/V head's group (row i: head hk * group + i)
   int batch, heads, heads_k, seqlen_q, seqlen_k, m_tiles;
   const int* cu_q;
   const int* cu_k;
@@ -225,6 +229,8 @@ struct forward_kernel {
     if constexpr (Ctx::emulated) {
       if (!extras && (p.softcap > 0.f || p.alibi || p.dropout_p > 0.f))
         kernel_bug(ctx.emulated_thread(), "attention forward_kernel compiled with score_features::none got soft-cap, ALiBi or dropout");
+      if (p.pack_gqa && (p.seqlen_q != 1 || p.cu_q))
+        kernel_bug(ctx.emulated_thread(), "attention forward_kernel: pack_gqa needs one query row per sequence (seqlen_q 1, not varlen)");
       if (paged != (p.block_table != nullptr))
         kernel_bug(ctx.emulated_thread(), paged ? "attention forward_kernel compiled for a paged cache got no block table"
                                                 : "attention forward_kernel compiled for contiguous K/V got a block table");
@@ -232,7 +238,10 @@ struct forward_kernel {
 
     // ---- which work item: chiplet placement, then (batch, kv head) groups, longest first ----------
     const int group = p.heads / p.heads_k;
-    const long long items = static_cast<long long>(p.batch) * p.heads * p.m_tiles;
+    // Query heads with work items of their own per (batch, K/V head): all of the group's, or one when
+    // the group's heads are packed into the rows of one item (pack_gqa).
+    const int own = p.pack_gqa ? 1 : group;
+    const long long items = static_cast<long long>(p.batch) * p.heads_k * own * p.m_tiles;
     order::problem pr;
     pr.tiles_m = items * p.num_splits * v_slices;
     pr.topology = Target::chiplets;
@@ -241,24 +250,30 @@ struct forward_kernel {
     logical /= p.num_splits;
     const int c0 = v_slices > 1 ? static_cast<int>(logical % v_slices) * DvB : 0;  // first V / O column
     const long long item = logical / v_slices;
-    const long long per_group = static_cast<long long>(group) * p.m_tiles;
+    const long long per_group = static_cast<long long>(own) * p.m_tiles;
     const int gi = static_cast<int>(item / per_group);
     const int b = gi / p.heads_k, hk = gi % p.heads_k;
     const int r = static_cast<int>(item % per_group);
-    const int mt_rank = r / group;
-    const int h = hk * group + r % group;
+    const int mt_rank = r / own;
+    const int h = hk * group + r % own;  // packed: the group's first head
     const int mt = p.longest_first ? p.m_tiles - 1 - mt_rank : mt_rank;
 
     const detail::seq_view sq = detail::sequence(p, b);
+    // The block's rows: query positions of head h, or (pack_gqa) the group's heads at position 0.
+    // row_pos: a row's position in the sequence; rows_q: the rows that exist.
+    const bool packed = p.pack_gqa != 0;
+    const int rows_q = packed ? (sq.sq > 0 ? group : 0) : sq.sq;
+    auto row_pos = [&](int i) { return packed ? 0 : i; };
+    const long long q_ld = packed ? p.q_hs : p.q_rs;  // elements between the block's consecutive rows of Q
     const int m0 = mt * BM;
-    if (m0 >= sq.sq) return;  // a tile past this sequence's end (varlen / padded): nothing to write
+    if (m0 >= rows_q) return;  // a tile past this sequence's end (varlen / padded): nothing to write
     const int wm0 = m0 + w * WM;            // this warp's first query row
 
     // ---- key tiles this block visits: the mask's band, then this split's share ------------------
     int n_lo = 0, n_hi = sq.sk;
-    const int last_q = detail::imin(m0 + BM, sq.sq) - 1;
+    const int last_q = row_pos(detail::imin(m0 + BM, rows_q) - 1), first_q = row_pos(m0);  // positions
     if (p.window_right >= 0) n_hi = detail::imin(n_hi, last_q + sq.off + p.window_right + 1);
-    if (p.window_left >= 0) n_lo = detail::imax(n_lo, m0 + sq.off - p.window_left);
+    if (p.window_left >= 0) n_lo = detail::imax(n_lo, first_q + sq.off - p.window_left);
     if (sq.sq <= 0) n_hi = n_lo;
     int t_lo = n_lo / BN, t_hi = n_hi > n_lo ? (n_hi + BN - 1) / BN : t_lo;
     {
@@ -274,7 +289,7 @@ struct forward_kernel {
     const Elem* qb = static_cast<const Elem*>(p.q) + b * p.q_bs + static_cast<long long>(sq.q0) * p.q_rs + h * p.q_hs;
     typename s_tile::a_fragments qf[q_in_shared ? 1 : D / atom::K];
     if constexpr (!q_in_shared) {
-      const mma::matrix_ref<const Elem> qm{qb + static_cast<long long>(wm0) * p.q_rs, detail::imax(sq.sq - wm0, 0), D, p.q_rs};
+      const mma::matrix_ref<const Elem> qm{qb + wm0 * q_ld, detail::imax(rows_q - wm0, 0), D, q_ld};
       STRATA_UNROLL
       for (int kk = 0; kk < D / atom::K; ++kk) {
         s_tile::template load_a<mma::edges::rows>(ctx, qf[kk], qm, 0, kk * atom::K);
@@ -319,19 +334,23 @@ struct forward_kernel {
     // ---- per-row softmax state, one slot per accumulator row this lane holds (identical in the
     // lanes of the row's group). m is kept in log2 units, like the scores. ------------------------
     constexpr float log2e = 1.4426950408889634f;
-    // Query position of slot r's row inside the sequence, and its diagonal key (sk - sq + row, inside
-    // int like both): recomputed where used rather than held (two registers per slot less).
+    // Slot r's row of the block, its query position inside the sequence and its diagonal key (sk - sq +
+    // position, inside int like both), and its query head (packed rows past the group keep h, so no
+    // per-head array is read past its end): recomputed where used rather than held.
     auto qrow = [&](int r) { return wm0 + rows::row_of(lane, r); };
-    auto qpos = [&](int r) { return qrow(r) + sq.off; };
+    auto qidx = [&](int r) { return row_pos(qrow(r)); };
+    auto qpos = [&](int r) { return qidx(r) + sq.off; };
+    auto qhead = [&](int r) { return packed && qrow(r) < rows_q ? h + qrow(r) : h; };
     int j_lo[slots], j_hi[slots];      // its visible keys [j_lo, j_hi)
     float m_run[slots], l_run[slots];
-    const float slope = p.alibi ? p.alibi[h] : 0.f;
+    float slope[slots];                // ALiBi's slope of the row's head
     STRATA_UNROLL
     for (int r = 0; r < slots; ++r) {
       // The sequence's end and the window folded once into two per-lane values (a row past the
       // sequence sees none): fewer live uniform values in the loop (the MFMA kernels' SGPRs).
+      slope[r] = p.alibi ? p.alibi[qhead(r)] : 0.f;
       j_lo[r] = 0;
-      j_hi[r] = qrow(r) < sq.sq ? sq.sk : 0;
+      j_hi[r] = qrow(r) < rows_q ? sq.sk : 0;
       // (in 64 bits: a window of up to INT_MAX keys on either side must not wrap)
       const long long pos = qpos(r);
       if (p.window_right >= 0) j_hi[r] = static_cast<int>(pos + p.window_right + 1 < j_hi[r] ? pos + p.window_right + 1 : j_hi[r]);
@@ -339,7 +358,7 @@ struct forward_kernel {
       m_run[r] = detail::neg_inf();
       l_run[r] = 0.f;
       if (p.sinks && split == 0) {  // the sink is one more logit in the denominator, with no value
-        m_run[r] = p.sinks[h] * log2e;
+        m_run[r] = p.sinks[qhead(r)] * log2e;
         l_run[r] = 1.f;
       }
     }
@@ -373,7 +392,7 @@ struct forward_kernel {
     if constexpr (interior_form) {
       long long in_lo = 0, in_hi = sq.sk;  // the keys every row sees (64 bits: windows up to INT_MAX)
       if (p.window_left >= 0) in_lo = static_cast<long long>(last_q) + sq.off - p.window_left;
-      if (p.window_right >= 0) in_hi = static_cast<long long>(m0) + sq.off + p.window_right + 1;
+      if (p.window_right >= 0) in_hi = static_cast<long long>(first_q) + sq.off + p.window_right + 1;
       if (in_lo < 0) in_lo = 0;
       if (in_hi > sq.sk) in_hi = sq.sk;
       if (in_hi - in_lo >= BN) {
@@ -389,7 +408,7 @@ struct forward_kernel {
       // Q rides with the first K/V tile: the first consumer_wait covers both. Rows past the sequence
       // are zero-filled, so the fragment loads below need no bounds test.
       if (q_in_shared && s == 0 && tiles > 0)
-        pipe.template copy_tile<q_copy>(sm.q, ldq, qb + static_cast<long long>(m0) * p.q_rs, p.q_rs, detail::imin(BM, sq.sq - m0), D);
+        pipe.template copy_tile<q_copy>(sm.q, ldq, qb + m0 * q_ld, q_ld, detail::imin(BM, rows_q - m0), D);
       if (s < tiles) load_tile.template operator()<false>(st, tile_of(s));
       pipe.producer_commit();
     }
@@ -446,7 +465,7 @@ struct forward_kernel {
           const int r = rows::slot_of(v);
           const int j = n0 + jn * atom::N + atom::c_coord(lane, v).col;
           // Bitwise, not short-circuit: a select per score, no branch.
-          const bool keep = Edge ? (j >= j_lo[r]) & (j < j_hi[r]) & mask_mod(b, h, qrow(r), j) : true;
+          const bool keep = Edge ? (j >= j_lo[r]) & (j < j_hi[r]) & mask_mod(b, qhead(r), qidx(r), j) : true;
           if constexpr (folded) {
             const float x = keep ? sacc.f[0][jn].v[v] : detail::neg_inf();
             sacc.f[0][jn].v[v] = x;
@@ -459,10 +478,10 @@ struct forward_kernel {
             if (p.softcap > 0.f) x = p.softcap * ::tanhf(x / p.softcap);
             if (p.alibi) {
               const int dist = qpos(r) - j;
-              x -= slope * static_cast<float>(dist < 0 ? -dist : dist);
+              x -= slope[r] * static_cast<float>(dist < 0 ? -dist : dist);
             }
           }
-          x = score_mod(x, b, h, qrow(r), j) * log2e;
+          x = score_mod(x, b, qhead(r), qidx(r), j) * log2e;
           x = keep ? x : detail::neg_inf();
           sacc.f[0][jn].v[v] = x;
           mx[r] = ::fmaxf(mx[r], x);
@@ -492,7 +511,7 @@ struct forward_kernel {
           float kept = pv;
           if (extras && p.dropout_p > 0.f) {
             const int j = n0 + jn * atom::N + atom::c_coord(lane, v).col;
-            kept = dropout_keep(p.seed, p.offset, p.dropout_threshold, b, p.heads, h, qrow(r), j) ? pv * drop_scale : 0.f;
+            kept = dropout_keep(p.seed, p.offset, p.dropout_threshold, b, p.heads, qhead(r), qidx(r), j) ? pv * drop_scale : 0.f;
           }
           sacc.f[0][jn].v[v] = kept;
         }
@@ -582,17 +601,22 @@ struct forward_kernel {
       lse[r] = l_run[r] > 0.f ? m_run[r] * 0.6931471805599453f + ::logf(l_run[r]) : detail::neg_inf();
     }
     rescale(acc, inv);
-    const int rows_left = detail::imax(sq.sq - wm0, 0);
+    const int rows_left = detail::imax(rows_q - wm0, 0);
     const bool lse_writer = rows::row_leader(lane) && c0 == 0;
     if (p.num_splits == 1) {
-      out_type* ob = static_cast<out_type*>(p.o) + b * p.o_bs + static_cast<long long>(sq.q0 + wm0) * p.o_rs + h * p.o_hs;
+      const long long o_ld = packed ? p.o_hs : p.o_rs;
+      // The LSE of row i: position i of head h, or (packed) head h + i.
+      const long long lse0 = b * p.lse_bs + h * p.lse_hs + sq.q0, lse_step = packed ? p.lse_hs : 1;
+      out_type* ob = static_cast<out_type*>(p.o) + b * p.o_bs + static_cast<long long>(sq.q0) * p.o_rs + h * p.o_hs + wm0 * o_ld;
       STRATA_UNROLL
       for (int op = 0; op < o_parts; ++op)
-        o_tile::template store_c<mma::edges::rows>(ctx, acc[op], mma::matrix_ref<out_type>{ob + c0, rows_left, DvB, p.o_rs}, 0, op * o_cols);
+        o_tile::template store_c<mma::edges::rows>(ctx, acc[op], mma::matrix_ref<out_type>{ob + c0, rows_left, DvB, o_ld}, 0, op * o_cols);
       STRATA_UNROLL
       for (int r = 0; r < slots; ++r)
-        if (p.lse && lse_writer && qrow(r) < sq.sq) p.lse[b * p.lse_bs + h * p.lse_hs + sq.q0 + qrow(r)] = lse[r];
+        if (p.lse && lse_writer && qrow(r) < rows_q) p.lse[lse0 + qrow(r) * lse_step] = lse[r];
     } else {
+      // Partials of (split, b, head, position): with packed rows (seqlen_q 1) row i is head h + i,
+      // one row further, as a position is without packing.
       const long long row0 = ((static_cast<long long>(split) * p.batch + b) * p.heads + h) * p.seqlen_q;
       STRATA_UNROLL
       for (int op = 0; op < o_parts; ++op)
@@ -600,7 +624,7 @@ struct forward_kernel {
                                                    0, op * o_cols);
       STRATA_UNROLL
       for (int r = 0; r < slots; ++r)
-        if (lse_writer && qrow(r) < sq.sq) p.part_lse[row0 + qrow(r)] = lse[r];
+        if (lse_writer && qrow(r) < rows_q) p.part_lse[row0 + qrow(r)] = lse[r];
     }
   }
 

@@ -289,6 +289,12 @@ inline forward_params base_params(const tensor& q, const tensor& k, const tensor
 template <class Elem, int D, int Dv, class Target>
 constexpr bool fits = default_config<Target, Elem, D, Dv>().block_n > 0;
 
+/// Whether the forward packs the query heads of a GQA group into one block's rows (forward.hpp,
+/// pack_gqa): one query row per sequence, not packed sequences, more query heads than K/V heads.
+inline bool packs_gqa(int seqlen_q, bool varlen, int heads, int heads_k) {
+  return seqlen_q == 1 && !varlen && heads_k > 0 && heads > heads_k;
+}
+
 /// Launches the forward kernel of (Elem, D, Dv) with fp.num_splits splits.
 /// `before` runs the checks that come after the configuration is known to exist (aliasing).
 struct no_check {
@@ -315,8 +321,14 @@ void launch_forward(stream& s, const std::string& op, forward_params fp, const S
     using K = forward_kernel<Elem, D, Dv, Target, default_config<Target, Elem, D, Dv>(), SM, MM, score_features::none, KV>;
     using KX = forward_kernel<Elem, D, Dv, Target, default_config<Target, Elem, D, Dv>(), SM, MM, score_features::any, KV>;
     static_assert(K::BM == KX::BM && K::v_slices == KX::v_slices && K::max_threads_per_block == KX::max_threads_per_block);
-    fp.m_tiles = (fp.seqlen_q + K::BM - 1) / K::BM;
-    const long long blocks = static_cast<long long>(fp.batch) * fp.heads * fp.m_tiles * fp.num_splits * K::v_slices;
+    // One query row per sequence and GQA (decode's common case): the group's query heads share the
+    // rows of one block (pack_gqa), which reads K and V once for all of them, instead of one block per
+    // head computing one real row.
+    fp.pack_gqa = packs_gqa(fp.seqlen_q, fp.cu_q != nullptr, fp.heads, fp.heads_k) ? 1 : 0;
+    const int rows = fp.pack_gqa ? fp.heads / fp.heads_k : fp.seqlen_q;
+    fp.m_tiles = (rows + K::BM - 1) / K::BM;
+    const long long blocks =
+        static_cast<long long>(fp.batch) * (fp.pack_gqa ? fp.heads_k : fp.heads) * fp.m_tiles * fp.num_splits * K::v_slices;
     if (blocks == 0) return;
     if (blocks > 0x7fffffffLL) throw invalid_argument(op, "q", "needs " + num(blocks) + " blocks, more than one grid holds");
     before();
@@ -379,7 +391,8 @@ void run(stream& s, const tensor& q, const tensor& k, const tensor& v, const ten
 
 namespace attn::detail {
 /// Splits for `blocks` independent (b, h, m-tile) items over `keys` keys: enough blocks to fill a
-/// large GPU (~256), each split keeping at least 4 tiles of 64 keys.
+/// large GPU (~256), each split keeping at least 4 tiles of 64 keys. Fewer blocks never get fewer
+/// splits (attention_decode_workspace_size relies on it).
 inline int choose_splits(long long blocks, int keys) {
   int s = 1;
   while (s < 64 && blocks * s * 2 <= 256 && keys / (s * 2) >= 256) s *= 2;
@@ -388,10 +401,13 @@ inline int choose_splits(long long blocks, int keys) {
 }  // namespace attn::detail
 
 /// Scratch bytes of attention_decode for q (B, SQ, H, D), V head dim dv and `num_splits` splits
-/// (pass the same num_splits as in decode_args; 0 is resolved from max_seqlen_k).
+/// (pass the same num_splits as in decode_args; 0 is resolved from max_seqlen_k). With one query token
+/// (SQ 1) and 0, it covers any number of K/V heads: a GQA group's heads then share one block per split
+/// (pack_gqa), so attention_decode chooses the splits from batch x K/V heads blocks, and this size is
+/// that of the most splits any K/V head count can choose (one K/V head).
 inline std::size_t attention_decode_workspace_size(const attn::tensor& q, int dv, int num_splits, int max_seqlen_k = 0) {
   if (num_splits <= 0)
-    num_splits = attn::detail::choose_splits(static_cast<long long>(q.batch) * q.heads, max_seqlen_k);
+    num_splits = attn::detail::choose_splits(static_cast<long long>(q.batch) * (q.seqlen == 1 ? 1 : q.heads), max_seqlen_k);
   if (num_splits <= 1) return 0;
   const long long rows = static_cast<long long>(num_splits) * q.batch * q.heads * q.seqlen;
   return static_cast<std::size_t>(rows * (dv + 1) * 4 + 256);
@@ -439,7 +455,11 @@ void attention_decode(stream& s, const attn::tensor& q, const attn::tensor& k_ca
       throw invalid_argument(op, "decode.k_new", "appends " + A::detail::num(s_new) + " rows to a cache of " +
                                                      A::detail::num(max_keys) + " rows per sequence");
   }
-  int splits = dec.num_splits > 0 ? dec.num_splits : A::detail::choose_splits(static_cast<long long>(q.batch) * q.heads, max_keys);
+  // Blocks per split: one per (batch, query head), or per (batch, K/V head) where the group's heads
+  // share a block (pack_gqa, launch_forward): at most what attention_decode_workspace_size assumed.
+  const bool packs = A::detail::packs_gqa(q.seqlen, false, q.heads, k_cache.heads);
+  int splits = dec.num_splits > 0 ? dec.num_splits
+                                  : A::detail::choose_splits(static_cast<long long>(q.batch) * (packs ? k_cache.heads : q.heads), max_keys);
   if (splits > 256) throw invalid_argument(op, "decode.num_splits", "must be at most 256");
   // The pointer table: q, the cache, the appended rows, the lengths and the page table are inputs (the
   // append writes new rows into the cache, rows no other input names); o may be q exactly; o,
