@@ -54,19 +54,7 @@ class tile_stream {
   /// zero-filled in every tile (negative: none exist).
   template <class Ctx>
   STRATA_HOST_DEVICE tile_stream(Ctx& ctx, const value_type* src, long long src_ld, int valid_rows) {
-    const int rank = ctx.block().thread_rank();
-    Tile::require_threads(ctx, "tile_stream");
-    const unsigned u = static_cast<unsigned>(rank);
-    row0_ = static_cast<int>(u / Tile::vectors_per_row);
-    col0_ = static_cast<int>(u % Tile::vectors_per_row) * Tile::elements_per_vector;
-    STRATA_UNROLL
-    for (int i = 0; i < per_thread; ++i) {
-      const int r = row0_ + i * row_step;
-      // A row that does not exist keeps a readable address (the run's origin moves along row 0 of the
-      // tile, which the caller guarantees whole): ignore-src never reads it, tools still check it.
-      live_[i] = r < valid_rows;
-      src_[i] = live_[i] ? src + r * src_ld + col0_ : src;
-    }
+    start(ctx, src, src_ld, valid_rows, false);
   }
 
   /// A run whose tiles all have every row (the attention forward's interior K / V tiles): no row
@@ -75,16 +63,7 @@ class tile_stream {
   static constexpr whole_rows_t whole_rows{};
   template <class Ctx>
   STRATA_HOST_DEVICE tile_stream(Ctx& ctx, const value_type* src, long long src_ld, whole_rows_t) {
-    const int rank = ctx.block().thread_rank();
-    Tile::require_threads(ctx, "tile_stream");
-    const unsigned u = static_cast<unsigned>(rank);
-    row0_ = static_cast<int>(u / Tile::vectors_per_row);
-    col0_ = static_cast<int>(u % Tile::vectors_per_row) * Tile::elements_per_vector;
-    STRATA_UNROLL
-    for (int i = 0; i < per_thread; ++i) {
-      live_[i] = true;
-      src_[i] = src + (row0_ + i * row_step) * src_ld + col0_;
-    }
+    start(ctx, src, src_ld, 0, true);
   }
 
   /// Issues this thread's cp.async copies of the current tile into `dst` (a row-major stage of DstLd
@@ -112,6 +91,23 @@ class tile_stream {
   }
 
  private:
+  template <class Ctx>
+  STRATA_HOST_DEVICE STRATA_FORCEINLINE void start(Ctx& ctx, const value_type* src, long long src_ld, int valid_rows, bool whole) {
+    const int rank = ctx.block().thread_rank();
+    Tile::require_threads(ctx, "tile_stream");
+    const unsigned u = static_cast<unsigned>(rank);
+    row0_ = static_cast<int>(u / Tile::vectors_per_row);
+    col0_ = static_cast<int>(u % Tile::vectors_per_row) * Tile::elements_per_vector;
+    STRATA_UNROLL
+    for (int i = 0; i < per_thread; ++i) {
+      const int r = row0_ + i * row_step;
+      // A row that does not exist keeps a readable address (the run's origin moves along row 0 of the
+      // tile, which the caller guarantees whole): ignore-src never reads it, tools still check it.
+      live_[i] = whole || r < valid_rows;
+      src_[i] = live_[i] ? src + r * src_ld + col0_ : src;
+    }
+  }
+
   const value_type* src_[per_thread];
   bool live_[per_thread];
   int row0_ = 0, col0_ = 0;
