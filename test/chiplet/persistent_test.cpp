@@ -9,6 +9,7 @@
 #include "../unit/support.hpp"
 #include "persistent_kernels.hpp"
 #include "strata/hierarchy/chiplet_topology.hpp"
+#include "strata/hierarchy/turn.hpp"
 
 using namespace strata_test;
 namespace arch = strata::arch;
@@ -116,4 +117,53 @@ TEST_CASE("cooperative launches are bounded on the emulator", "[chiplet][persist
   CHECK_THROWS_WITH(strata::launch(s, {.grid = 100, .block = 1024, .cooperative = true}, persistent_kernel<small_mi300>{},
                                    persistent_params{0, nullptr, nullptr, nullptr}),
                     Contains("cooperative launch has 102400 threads"));
+}
+
+namespace {
+// Turns (hierarchy/turn.hpp): block r takes turn `blocks - 1 - r`, so the order is the reverse of the
+// ranks. In its turn every thread of the block reads the running count (plain loads: only the turn
+// orders them) and thread 0 writes the block's rank at that position and the count + 1.
+struct turn_params {
+  unsigned* counter;
+  int* log;
+  int* count;
+  unsigned* errors;
+};
+struct turns_kernel {
+  using target = small_mi300;
+  static constexpr const char* name = "turns_kernel";
+  template <class Ctx>
+  void operator()(Ctx& ctx, const turn_params& p) const {
+    const int blocks = static_cast<int>(ctx.grid().size()), r = static_cast<int>(ctx.block().rank());
+    const unsigned mine = static_cast<unsigned>(blocks - 1 - r);
+    strata::wait_turn(ctx, p.counter, mine);
+    const int at = *p.count;  // every thread: what the previous holder wrote is visible to each
+    if (at != static_cast<int>(mine)) strata::atomic::add(p.errors, 1u);
+    ctx.block().sync();
+    if (ctx.block().thread_rank() == 0) p.log[at] = r, *p.count = at + 1;
+    strata::pass_turn(ctx, p.counter, mine + 1u);
+  }
+};
+}  // namespace
+
+TEST_CASE("turns: blocks write in their turn's order whatever the schedule and placement", "[chiplet][turn]") {
+  for (const auto& opt : placements()) {
+    strata::stream s(opt);
+    strata::device_buffer<unsigned> counter(1), errors(1);
+    strata::device_buffer<int> log(resident_blocks), count(1);
+    strata::zero_on_device(s, counter.data(), 1);
+    strata::zero_on_device(s, errors.data(), 1);
+    strata::zero_on_device(s, count.data(), 1);
+    strata::launch(s, {.grid = resident_blocks, .block = 64, .cooperative = true}, turns_kernel{},
+                   turn_params{counter.data(), log.data(), count.data(), errors.data()});
+    std::vector<int> got(resident_blocks);
+    unsigned bad = 0, last = 0;
+    strata::copy_to_host(s, got.data(), log.data(), got.size());
+    strata::copy_to_host(s, &bad, errors.data(), 1);
+    strata::copy_to_host(s, &last, counter.data(), 1);
+    s.synchronize();
+    for (int i = 0; i < resident_blocks; ++i) CHECK(got[i] == resident_blocks - 1 - i);
+    CHECK(bad == 0);
+    CHECK(last == static_cast<unsigned>(resident_blocks));
+  }
 }

@@ -20,7 +20,7 @@ Budget file: one line per check, `#` starts a comment,
   scope    mainloop  the loop with the most tensor-core instructions
            largest   the loop with the most instructions
            loops     every instruction inside any loop, once
-           kernel    the whole function; also the ptxas figures registers, spill_bytes, stack_bytes
+           kernel    the whole function (without the alignment NOPs after it); also the ptxas figures registers, spill_bytes, stack_bytes
   metric   static, tensor, per_tensor (static per tensor-core instruction), or a group of
            sass_loops.mix: ldsm, lds, lds_narrow, lds_32, lds_64, lds_128, sts, sts_narrow, ...,
            async_copy, tma, barrier, mufu, integer, branch, local, global, shuffle, permute, padding;
@@ -186,7 +186,7 @@ def measure(scope, body):
         groups = sass_loops.mix(ins)[0]
         groups['inner_loops'] = sass_loops.inner_loops(start, end, body)
         return groups, f'loop {start:#x}..{end:#x}', ins
-    ins = sass_loops.loop_union(body) if scope == 'loops' else body
+    ins = sass_loops.loop_union(body) if scope == 'loops' else sass_loops.without_tail_padding(body)
     return sass_loops.mix(ins)[0], ('every loop' if scope == 'loops' else 'whole kernel'), ins
 
 

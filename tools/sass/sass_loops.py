@@ -76,6 +76,16 @@ def functions(text: str):
         yield name, body
 
 
+def without_tail_padding(body):
+    """The function without the NOPs ptxas appends after its last instruction to align the next
+    function: they are never issued, and their number moves with the code size modulo the alignment
+    (a 2-instruction change can add 6 of them), so whole-kernel counts leave them out."""
+    end = len(body)
+    while end and body[end - 1].opcode == 'NOP':
+        end -= 1
+    return body[:end]
+
+
 _NO_FALL_THROUGH = ('BRA', 'JMP', 'BRX', 'JMX', 'EXIT', 'RET', 'KILL')
 
 

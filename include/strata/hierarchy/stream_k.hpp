@@ -38,6 +38,7 @@
 #include "strata/arch/atomic.hpp"
 #include "strata/config/config.hpp"
 #include "strata/hierarchy/persistent.hpp"
+#include "strata/hierarchy/turn.hpp"
 
 namespace strata {
 
@@ -162,19 +163,14 @@ class stream_k_schedule {
   /// threads that wait_for(u). Called by the whole block.
   template <class Ctx>
   STRATA_HOST_DEVICE void publish(Ctx& ctx, long long u) const {
-    ctx.block().sync();
-    if (ctx.block().thread_rank() == 0) {
-      atomic::fence<atomic::scope::device>();
-      atomic::store_release<atomic::scope::device>(flags_ + u, 1u);
-    }
+    pass_turn(ctx, flags_ + u, 1u);
   }
 
   /// Waits until unit u has published its partial. Every thread acquires the flag itself, so the
   /// partial is visible to it.
   template <class Ctx>
   STRATA_HOST_DEVICE void wait_for(Ctx& ctx, long long u) const {
-    unsigned* f = flags_ + u;
-    ctx.wait_until([&] { return atomic::load_acquire<atomic::scope::device>(f) != 0u; });
+    wait_turn(ctx, flags_ + u, 1u);  // a flag is 0 until its unit publishes, then 1
   }
 
  private:

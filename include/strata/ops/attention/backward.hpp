@@ -33,6 +33,7 @@
 
 #include "strata/arch/atomic.hpp"
 #include "strata/config/config.hpp"
+#include "strata/hierarchy/turn.hpp"
 #include "strata/ops/attention/forward.hpp"
 #include "strata/ops/attention/philox.hpp"
 
@@ -288,9 +289,9 @@ struct backward_dkdv_kernel {
         ctx.block().sync();
         // dK += dS^T Q;  this tile's dQ part dS K added into the accumulator: atomically, or (options.
         // deterministic) in key-tile order, every key tile walking every query step, so that its turn
-        // is t (as the tensor-core kernel's, stream_k's publish / wait).
+        // is t (as the tensor-core kernel's; hierarchy/turn.hpp).
         unsigned* turn = bp.dq_turn ? bp.dq_turn + (static_cast<long long>(b) * p.heads + h) * bp.q_tiles + m0 / BM : nullptr;
-        if (turn) ctx.wait_until([&] { return atomic::load_acquire<atomic::scope::device>(turn) == static_cast<unsigned>(t); });
+        if (turn) wait_turn(ctx, turn, static_cast<unsigned>(t));
         for (int e = tid; e < BN * D; e += threads) {
           const int c = e / D, d = e % D;
           float acc = sm.dk[e];
@@ -305,11 +306,8 @@ struct backward_dkdv_kernel {
           if (turn) *at += acc;
           else atomic::add(at, acc);
         }
-        ctx.block().sync();
-        if (turn && tid == 0) {
-          atomic::fence<atomic::scope::device>();
-          atomic::store_release<atomic::scope::device>(turn, static_cast<unsigned>(t) + 1u);
-        }
+        if (turn) pass_turn(ctx, turn, static_cast<unsigned>(t) + 1u);
+        else ctx.block().sync();
       }
     }
     Elem* dkg = static_cast<Elem*>(bp.dk) + b * bp.dk_bs + static_cast<long long>(sq.k0) * bp.dk_rs + hk * bp.dk_hs;

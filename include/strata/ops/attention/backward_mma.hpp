@@ -43,6 +43,7 @@
 #include "strata/arch/narrow.hpp"
 #include "strata/config/config.hpp"
 #include "strata/copy/tile.hpp"
+#include "strata/hierarchy/turn.hpp"
 #include "strata/mma/ldmatrix_fragments.hpp"
 #include "strata/mma/mma.hpp"
 #include "strata/ops/attention/backward.hpp"
@@ -315,13 +316,9 @@ struct backward_dkdv_mma_kernel {
           // first_tile(m0) .. t - 1, see first_tile) have added.
           unsigned* turn = bp.dq_turn + (static_cast<long long>(b) * p.heads + h) * bp.q_tiles + m0 / BM;
           const unsigned mine = static_cast<unsigned>(t - first_tile(p, sq, m0));
-          ctx.wait_until([&] { return atomic::load_acquire<atomic::scope::device>(turn) == mine; });
+          wait_turn(ctx, turn, mine);
           add_dq(ctx, q_acc, dqa, rows_left, [](float* at, float x) { *at += x; });
-          ctx.block().sync();  // every thread's additions before the release (stream_k's publish)
-          if (ctx.block().thread_rank() == 0) {
-            atomic::fence<atomic::scope::device>();
-            atomic::store_release<atomic::scope::device>(turn, mine + 1u);
-          }
+          pass_turn(ctx, turn, mine + 1u);
         }
       }
       pipe.consumer_release();

@@ -39,6 +39,7 @@
 #include "strata/epilogue/epilogue.hpp"
 #include "strata/hierarchy/dims.hpp"
 #include "strata/hierarchy/tile_order.hpp"
+#include "strata/hierarchy/turn.hpp"
 #include "strata/mma/ldmatrix_fragments.hpp"
 #include "strata/mma/mma.hpp"
 #include "strata/pipeline/pipeline.hpp"
@@ -692,7 +693,7 @@ struct kernel {
       // sums are visible to it.
       unsigned* counter = p.counters + slot;
       const unsigned turn = unsigned(split);
-      ctx.wait_until([&] { return atomic::load_acquire<atomic::scope::device>(counter) == turn; });
+      wait_turn(ctx, counter, turn);
       const std::size_t mn = std::size_t(p.size.m) * p.size.n;
       acc_type* sum = p.partials + std::size_t(batch) * mn;
       const bool first = split == 0, last = split == p.splits - 1;
@@ -711,11 +712,7 @@ struct kernel {
         });
       }
       // Hand the tile to the next split (the last one resets the counter for the next launch).
-      ctx.block().sync();
-      if (ctx.block().thread_rank() == 0) {
-        atomic::fence<atomic::scope::device>();
-        atomic::store_release<atomic::scope::device>(counter, last ? 0u : turn + 1u);
-      }
+      pass_turn(ctx, counter, last ? 0u : turn + 1u);
     } else {
       acc_type* part = p.partials + (std::size_t(batch) * p.splits + split) * std::size_t(p.size.m) * p.size.n;
       for_each_element(lane, acc, m0 + wm * warp_m, n0 + wn * warp_n, p.size,
