@@ -4,7 +4,8 @@
 // predates gfx942): the MFMA 32x32 128 x 128 tile and the 16x16 skinny tile for bf16, f16, fp32 (f32
 // MFMA) and int8 (int32 output), all with the entry's epilogue (alpha/beta, bias, activation,
 // conversion), the grouped form of the bf16 large tile, stream-K on the 64 x 64 tile (the one the
-// entry runs under stream-K on HIP) and the split-K reduction. Checks that nothing spills and nothing
+// entry runs under stream-K on HIP), the split-K reduction, and the GEMV kernel (ops/gemm/gemv.hpp,
+// M <= 8 with A row-major and B column-major, 16-byte rows; 64-lane warps) for 4 and 8 rows. Checks that nothing spills and nothing
 // lives in scratch memory, and that the mainloop issues MFMA.
 //
 // Every MFMA configuration spilled 18-33 SGPRs on gfx940 (and the wave64 FMA fp32 kernel over 1000)
@@ -16,6 +17,7 @@
 // compile-expect-kernels gfx.*: gemm_bf16_large_kernel gemm_bf16_skinny_kernel gemm_f16_large_kernel
 // compile-expect-kernels gfx.*: gemm_i8_large_kernel gemm_i8_skinny_kernel gemm_f32_large_kernel gemm_f32_skinny_kernel
 // compile-expect-kernels gfx.*: gemm_bf16_stream_k_kernel gemm_bf16_grouped_kernel gemm_reduce_kernel
+// compile-expect-kernels gfx.*: gemm_bf16_gemv4_kernel gemm_bf16_gemv8_kernel gemm_f16_gemv8_kernel gemm_f32_gemv4_kernel
 // compile-expect-code gfx.*: bf16 MFMA 32x32 = v_mfma_f32_32x32x8_?bf16
 // compile-expect-code gfx.*: bf16 MFMA 16x16 = v_mfma_f32_16x16x16_?bf16
 // compile-expect-code gfx.*: f16 MFMA 32x32 = v_mfma_f32_32x32x8_?f16
@@ -34,6 +36,7 @@
 // Only the kernel templates: the host entry would compile every configuration it dispatches to.
 #include "strata/ops/gemm/configs.hpp"
 #include "strata/ops/gemm/entry_epilogue.hpp"
+#include "strata/ops/gemm/gemv.hpp"
 #include "strata/ops/gemm/grouped.hpp"
 #include "strata/ops/gemm/stream_k.hpp"
 #include "strata/strata.hpp"
@@ -72,6 +75,14 @@ template <int>
 struct gemm_bf16_grouped_kernel : g::grouped_kernel<cf::cdna<target, strata::bf16, E<strata::bf16>, true>> {};
 template <int>
 struct gemm_reduce_kernel : g::reduce_kernel<target, float, E<strata::bf16>> {};
+template <int>
+struct gemm_bf16_gemv4_kernel : g::gemv_kernel<target, strata::bf16, E<strata::bf16>, 4> {};
+template <int>
+struct gemm_bf16_gemv8_kernel : g::gemv_kernel<target, strata::bf16, E<strata::bf16>, 8> {};
+template <int>
+struct gemm_f16_gemv8_kernel : g::gemv_kernel<target, strata::f16, E<float>, 8> {};
+template <int>
+struct gemm_f32_gemv4_kernel : g::gemv_kernel<target, float, E<float>, 4> {};
 
 template <class TD>
 using E8 = g::detail::entry_epilogue_fp8<TD>;
@@ -127,6 +138,10 @@ void strata_compile_instantiate_gemm_cdna(strata::stream& s) {
   launch_one<gemm_bf16_stream_k_kernel<0>>(s);
   launch_one<gemm_bf16_grouped_kernel<0>>(s);
   launch_one<gemm_reduce_kernel<0>>(s);
+  launch_one<gemm_bf16_gemv4_kernel<0>>(s);
+  launch_one<gemm_bf16_gemv8_kernel<0>>(s);
+  launch_one<gemm_f16_gemv8_kernel<0>>(s);
+  launch_one<gemm_f32_gemv4_kernel<0>>(s);
   launch_fp8<0>(s);
 }
 #endif

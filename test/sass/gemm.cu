@@ -9,6 +9,7 @@
 #include "strata/runtime/runtime.hpp"
 #include "strata/ops/gemm/configs.hpp"
 #include "strata/ops/gemm/entry_epilogue.hpp"
+#include "strata/ops/gemm/gemv.hpp"
 #include "strata/ops/gemm/kernel.hpp"
 
 namespace sg = strata::ops::gemm;
@@ -31,6 +32,9 @@ struct sass_gemm_bf16_medium_tn : entry_tile<sg::configs::sm80_medium, sg::opera
 struct sass_gemm_bf16_skinny_tn : entry_tile<sg::configs::sm80_skinny, sg::operand_orders::a_row_b_col> {};
 // The 128 x 256 tile (64 x 64 warp tiles), which the entry runs for large outputs in this layout.
 struct sass_gemm_bf16_wide_tn : entry_tile<sg::configs::sm80_wide, sg::operand_orders::a_row_b_col> {};
+// The GEMV kernel the entry runs for M <= 4 and M <= 8 in this layout with 16-byte rows (ops/gemm/gemv.hpp).
+struct sass_gemv_bf16_rows4 : sg::gemv_kernel<strata::arch::sm80, strata::bf16, epilogue, 4> {};
+struct sass_gemv_bf16_rows8 : sg::gemv_kernel<strata::arch::sm80, strata::bf16, epilogue, 8> {};
 
 template <class K>
 void launch_tile(strata::stream& s, const strata::bf16* a, const strata::bf16* b, strata::bf16* d, int m, int n, int k) {
@@ -39,7 +43,14 @@ void launch_tile(strata::stream& s, const strata::bf16* a, const strata::bf16* b
   strata::launch(s, K::launch_shape_of(p), K{}, p);
 }
 
-// Never called: instantiates the launches, so that nvcc compiles the seven kernels.
+template <class K>
+void launch_gemv(strata::stream& s, const strata::bf16* a, const strata::bf16* b, strata::bf16* d, int m, int n, int k) {
+  const auto p = K::make_params({m, n, k, 1}, {a, k, sg::layout::row_major}, {b, k, sg::layout::col_major},
+                                {d, n, sg::layout::row_major}, epilogue::make_params({.alpha = 1.f}, {}, {}), 1);
+  strata::launch(s, K::launch_shape_of(p), K{}, p);
+}
+
+// Never called: instantiates the launches, so that nvcc compiles the nine kernels.
 void sass_gemm(strata::stream& s, const strata::bf16* a, const strata::bf16* b, strata::bf16* d, int m, int n, int k) {
   launch_tile<sass_gemm_bf16_large>(s, a, b, d, m, n, k);
   launch_tile<sass_gemm_bf16_medium>(s, a, b, d, m, n, k);
@@ -48,4 +59,6 @@ void sass_gemm(strata::stream& s, const strata::bf16* a, const strata::bf16* b, 
   launch_tile<sass_gemm_bf16_medium_tn>(s, a, b, d, m, n, k);
   launch_tile<sass_gemm_bf16_skinny_tn>(s, a, b, d, m, n, k);
   launch_tile<sass_gemm_bf16_wide_tn>(s, a, b, d, m, n, k);
+  launch_gemv<sass_gemv_bf16_rows4>(s, a, b, d, m, n, k);
+  launch_gemv<sass_gemv_bf16_rows8>(s, a, b, d, m, n, k);
 }

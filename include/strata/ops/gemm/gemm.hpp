@@ -30,6 +30,8 @@
 //
 // Heuristic (documented in docs/gemm.md):
 //   host emulator  scalar FMA; tile 32 x 32 when M <= 32 (decode), else 64 x 32; fp8 always 64 x 32.
+//   CUDA and HIP   M <= 8 with A row-major, B column-major, 16-byte rows, f16 / bf16 / fp32 inputs, no
+//                  stream-K or explicit split-K: the GEMV kernel (gemv.hpp; one launch, no workspace).
 //   sm80 class     M <= 16: 16 x 64 x 64 tile (skinny); M <= 128 or few tiles: 64 x 64 x 32; else
 //                  128 x 128 x 32 (2 x 4 warps), 3 stages; 16-byte cp.async when A's and B's pointers,
 //                  leading dimensions and batch strides are 16-byte multiples, else element-wise loads.
@@ -55,6 +57,7 @@
 
 #include "strata/ops/gemm/configs.hpp"
 #include "strata/ops/gemm/entry_epilogue.hpp"
+#include "strata/ops/gemm/gemv.hpp"
 #include "strata/ops/gemm/grouped.hpp"
 #include "strata/ops/gemm/kernel.hpp"
 #include "strata/ops/gemm/stream_k.hpp"
@@ -377,6 +380,53 @@ inline void check_pointers(const matrix& a, const matrix& b, const matrix& c, co
   pointer_table_of(a, b, c, d, o, work_needed).check();
 }
 
+/// The entry's epilogue parameters for options o (C read through cref).
+template <class E, class TA, class TD>
+typename E::params entry_params(const options& o, const epilogue::matrix_ref<TD>& cref) {
+  if constexpr (is_fp8<TA>)
+    return E::make_params({.a = o.a_scale, .b = o.b_scale, .a_stride = o.a_scale_per_row ? 1 : 0, .b_stride = o.b_scale_per_col ? 1 : 0},
+                          {.alpha = o.alpha, .beta = o.beta, .c = cref}, {.bias = o.bias, .act = o.act}, {});
+  else
+    return E::make_params({.alpha = o.alpha, .beta = o.beta, .c = cref}, {.bias = o.bias, .act = o.act}, {});
+}
+
+template <class TD>
+epilogue::matrix_ref<TD> c_ref_of(const matrix& c) {
+  return {static_cast<const TD*>(c.data), c.order == layout::row_major ? c.ld : 1, c.order == layout::row_major ? 1 : c.ld};
+}
+
+/// The input types the GEMV kernel (gemv.hpp) takes.
+template <class TA>
+inline constexpr bool gemv_types = std::is_same_v<TA, f16> || std::is_same_v<TA, bf16> || std::is_same_v<TA, float>;
+
+/// Calls the CUDA and HIP entries give the GEMV kernel: at most 8 rows, A row-major and B
+/// column-major with 16-byte aligned rows, no stream-K and no explicit split-K (which keep the tiled
+/// kernels, as the caller asked for them). fp32 runs in full fp32 there, options.tf32 or not.
+inline bool gemv_fits(int m, const read_mode& rm, const options& o) {
+  return m >= 1 && m <= 8 && rm.rows16 && rm.a_row_b_col && !o.stream_k && o.split_k <= 1;
+}
+
+/// The GEMV path of run(): gemv_kernel for 4 or 8 rows, k_slices from the device's units.
+template <class P, class TA, class TD>
+void run_gemv(stream& s, const matrix& a, const matrix& b, const matrix& c, const matrix& d, const options& o, int units) {
+  using E = entry_epilogue_for<TA, TD>;
+  using Target = std::conditional_t<P::kind == platform_kind::hip, arch::STRATA_GEMM_HIP_TARGET, arch::sm80>;
+  const auto go = [&](auto* tag) {
+    using K = std::remove_pointer_t<decltype(tag)>;
+    if (o.beta != 0.f && o.batch > 1 && c.batch_stride != d.batch_stride)
+      bad("c", "batch_stride must equal d's when beta != 0 (C is read at D's batch offsets)");
+    check_pointers(a, b, c, d, o, 0);
+    if (d.cols == 0) return;
+    const problem pr{d.rows, d.cols, a.cols, o.batch};
+    const int slices = gemv_slices(pr.n, pr.k, pr.batch, units, K::step);
+    const auto p = K::make_params(pr, operand_of<const TA>(a), operand_of<const TA>(b), operand_of<TD>(d),
+                                  entry_params<E, TA, TD>(o, c_ref_of<TD>(c)), slices);
+    launch(s, K::launch_shape_of(p), K{}, p);
+  };
+  if (d.rows <= 4) go(static_cast<gemv_kernel<Target, TA, E, 4>*>(nullptr));
+  else go(static_cast<gemv_kernel<Target, TA, E, 8>*>(nullptr));
+}
+
 template <class P, class TA, class TD>
 void run(stream& s, const matrix& a, const matrix& b, const matrix& c, const matrix& d, const options& o, int units) {
   const int m = d.rows, n = d.cols, k = a.cols;
@@ -384,18 +434,14 @@ void run(stream& s, const matrix& a, const matrix& b, const matrix& c, const mat
                      .a_row_b_col = a.order == layout::row_major && b.order == layout::col_major,
                      .wide = wide_output(m, n, units, o.split_k),
                      .few_large_tiles = few_large_tiles(m, n, units)};
+  if constexpr (P::kind != platform_kind::host && gemv_types<TA>) {
+    if (gemv_fits(m, rm, o)) return run_gemv<P, TA, TD>(s, a, b, c, d, o, units);
+  }
   dispatch<P, TA, TD, true, true>(m, [&](auto* tag) {
     using K = std::remove_pointer_t<decltype(tag)>;
     using E = typename K::epilogue_type;
     using Acc = typename K::acc_type;
-    const epilogue::matrix_ref<TD> cref{static_cast<const TD*>(c.data), c.order == layout::row_major ? c.ld : 1,
-                                        c.order == layout::row_major ? 1 : c.ld};
-    typename E::params ep;
-    if constexpr (is_fp8<TA>)
-      ep = E::make_params({.a = o.a_scale, .b = o.b_scale, .a_stride = o.a_scale_per_row ? 1 : 0, .b_stride = o.b_scale_per_col ? 1 : 0},
-                          {.alpha = o.alpha, .beta = o.beta, .c = cref}, {.bias = o.bias, .act = o.act}, {});
-    else
-      ep = E::make_params({.alpha = o.alpha, .beta = o.beta, .c = cref}, {.bias = o.bias, .act = o.act}, {});
+    const typename E::params ep = entry_params<E, TA, TD>(o, c_ref_of<TD>(c));
     // C's batch entries move with D's (shift_epilogue uses D's stride): they must agree.
     if (o.beta != 0.f && o.batch > 1 && c.batch_stride != d.batch_stride)
       bad("c", "batch_stride must equal d's when beta != 0 (C is read at D's batch offsets)");
