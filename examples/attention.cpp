@@ -2,10 +2,14 @@
 // examples/attention.cpp -- fused attention forward through the one-call host entry.
 //
 //   attention --batch B --heads H --heads-k HK --seqlen-q SQ --seqlen-k SK --dim D [--causal]
-//             [--window L,R] [--dtype fp16|bf16|fp32|e4m3] [--check] [--bench]
+//             [--window L,R] [--dtype fp16|bf16|fp32|e4m3] [--backward [--deterministic]] [--check] [--bench]
 //
 // --check compares with the double-precision reference (strata/ops/attention/reference.hpp) and
-// prints PASS or FAIL as the last line. e4m3 (fp8) quantizes random data as an fp8 inference step
+// prints PASS or FAIL as the last line. --backward also runs strata::attention_backward on a random
+// dL/dO (fp16, bf16 or fp32; --deterministic for the bitwise reproducible dQ mode), and --check then
+// compares dQ, dK and dV with the reference gradients too: per tensor, max |error| <= tol x max(1,
+// max |reference|), tol 2e-4 (fp32), 1.5e-2 (fp16), 6e-2 (bf16), the backward tests' bounds (the
+// kernel reads O and dO in the element type and rounds the gradients to it). e4m3 (fp8) quantizes random data as an fp8 inference step
 // does: each of Q, K and V is divided by amax / 448 and stored as e4m3, and those factors go to
 // strata::attention as its descale factors; O is bf16. fp8 needs fp8 tensor cores in the build's
 // attention target (sm_90a / sm_100a / gfx942) or the host emulator; elsewhere strata::attention
@@ -35,7 +39,7 @@ namespace {
 
 struct args {
   int batch = 1, heads = 4, heads_k = 4, sq = 128, sk = 128, dim = 64, wl = -1, wr = -1;
-  bool causal = false, check = false, bench = false;
+  bool causal = false, check = false, bench = false, backward = false, deterministic = false;
   strata::dtype type = strata::dtype::fp16;
 };
 
@@ -45,7 +49,7 @@ args parse(int argc, char** argv) {
   strata_examples::command_line cl(
       "attention",
       "usage: attention --batch B --heads H --heads-k HK --seqlen-q SQ --seqlen-k SK "
-      "--dim D [--causal] [--window L,R] [--dtype fp16|bf16|fp32|e4m3] [--check] [--bench]",
+      "--dim D [--causal] [--window L,R] [--dtype fp16|bf16|fp32|e4m3] [--backward [--deterministic]] [--check] [--bench]",
       argc, argv, strata_examples::usage_shown::after_errors);
   constexpr long long max_extent = 1LL << 30;
   while (cl.next()) {
@@ -58,6 +62,8 @@ args parse(int argc, char** argv) {
     else if (cl.is("--causal")) a.causal = true;
     else if (cl.is("--check")) a.check = true;
     else if (cl.is("--bench")) a.bench = true;
+    else if (cl.is("--backward")) a.backward = true;
+    else if (cl.is("--deterministic")) a.deterministic = true;
     else if (cl.is("--window")) {
       const std::string w = cl.value();
       const auto comma = w.find(',');
@@ -79,6 +85,8 @@ args parse(int argc, char** argv) {
     cl.fail("--heads-k (" + std::to_string(a.heads_k) + ") must divide --heads (" + std::to_string(a.heads) + ")");
   if (!A::supported_dims(a.dim, a.dim))
     cl.fail("--dim must be 32, 64, 96, 128, 192, 256 or 512, got " + std::to_string(a.dim));
+  if (a.backward && a.type == strata::dtype::e4m3) cl.fail("--backward takes --dtype fp16, bf16 or fp32 (fp8 attention is inference only)");
+  if (a.deterministic && !a.backward) cl.fail("--deterministic is a mode of --backward");
   return a;
 }
 
@@ -95,6 +103,17 @@ void from_float(void* p, strata::dtype t, std::size_t i, float x) {
   else static_cast<strata::f16*>(p)[i] = strata::f16(x);
 }
 
+/// max |got - ref| over a tensor laid out as the reference's (rows, heads, dim) for one batch entry,
+/// and max |ref|; NaN counts as an infinite error.
+struct error_of {
+  double err = 0, mag = 0;
+  void add(double got, double ref) {
+    const double e = std::fabs(got - ref);
+    err = std::isnan(e) ? INFINITY : std::max(err, e);
+    mag = std::max(mag, std::fabs(ref));
+  }
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -102,9 +121,12 @@ int main(int argc, char** argv) {
   const double flops = 4.0 * a.batch * a.heads * static_cast<double>(a.sq) * a.sk * a.dim;  // FlashAttention's count
 #if STRATA_BACKEND_HOST
   // The emulator runs every GPU thread on the CPU (~1e8 multiply-adds a second here) and the
-  // reference is as costly: refuse what would take more than about a minute.
-  if (flops > 4e9) {
-    std::fprintf(stderr, "attention: %.3g FLOP is too large for the host emulator (limit 4e9); use a smaller shape or a GPU build\n", flops);
+  // reference is as costly: refuse what would take more than about a minute. The backward does
+  // about 2.5 times the forward's work.
+  const double work = flops * (a.backward ? 3.5 : 1.0);
+  if (work > 4e9) {
+    std::fprintf(stderr, "attention: %.3g FLOP%s is too large for the host emulator (limit 4e9); use a smaller shape or a GPU build\n",
+                 work, a.backward ? " (forward and backward)" : "");
     return 2;
   }
 #endif
@@ -128,6 +150,9 @@ int main(int argc, char** argv) {
   const float q_ds = descale_of(rq), k_ds = descale_of(rk), v_ds = descale_of(rv);
   for (std::size_t i = 0; i < nq; ++i) from_float(hq.data(), a.type, i, rq[i] / q_ds);
   for (std::size_t i = 0; i < nk; ++i) from_float(hk.data(), a.type, i, rk[i] / k_ds), from_float(hv.data(), a.type, i, rv[i] / v_ds);
+  // dL/dO for --backward, stored in the element type (the reference reads the stored values).
+  std::vector<unsigned char> hdo(a.backward ? nq * eb : 0);
+  for (std::size_t i = 0; a.backward && i < nq; ++i) from_float(hdo.data(), a.type, i, u(g));
   try {
     strata::stream s;
     strata::device_buffer<unsigned char> dq(hq.size()), dk(hk.size()), dv(hv.size()), dout(ho.size());
@@ -144,18 +169,46 @@ int main(int argc, char** argv) {
     opt.causal = a.causal;
     opt.window_left = a.wl, opt.window_right = a.wr;
     opt.lse = dlse.data();
+    opt.deterministic = a.deterministic;
     if (fp8) opt.q_descale = q_ds, opt.k_descale = k_ds, opt.v_descale = v_ds;
-    std::printf("attention: batch %d heads %d heads_k %d seqlen_q %d seqlen_k %d dim %d %s%s\n", a.batch, a.heads, a.heads_k,
-                a.sq, a.sk, a.dim, A::to_string(a.type), a.causal ? " causal" : "");
-    const auto t0 = std::chrono::steady_clock::now();
+    std::printf("attention: batch %d heads %d heads_k %d seqlen_q %d seqlen_k %d dim %d %s%s%s\n", a.batch, a.heads, a.heads_k,
+                a.sq, a.sk, a.dim, A::to_string(a.type), a.causal ? " causal" : "",
+                a.backward ? (a.deterministic ? ", forward and backward (deterministic dQ)" : ", forward and backward") : "");
+    auto t0 = std::chrono::steady_clock::now();
 #ifdef STRATA_EXAMPLE_ATTENTION_TARGET
-    strata::attention<strata::arch::STRATA_EXAMPLE_ATTENTION_TARGET>(s, q, k, v, o, opt);
+    using target = strata::arch::STRATA_EXAMPLE_ATTENTION_TARGET;
 #else
-    strata::attention(s, q, k, v, o, opt);
+    using target = A::default_target;
 #endif
+    strata::attention<target>(s, q, k, v, o, opt);
     s.synchronize();
-    const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (a.bench) std::printf("time %.3f ms, %.3f TFLOP/s (not causal-adjusted)\n", sec * 1e3, flops / sec * 1e-12);
+
+    // The backward: dQ, dK, dV (poisoned first: every element must be written) from dO.
+    std::vector<unsigned char> hgq(a.backward ? hq.size() : 0, 0xFF), hgk(a.backward ? hk.size() : 0, 0xFF), hgv(hgk.size(), 0xFF);
+    if (a.backward) {
+      strata::device_buffer<unsigned char> ddo(hdo.size()), dgq(hgq.size()), dgk(hgk.size()), dgv(hgv.size());
+      strata::copy_to_device(s, ddo.data(), hdo.data(), hdo.size());
+      strata::copy_to_device(s, dgq.data(), hgq.data(), hgq.size());
+      strata::copy_to_device(s, dgk.data(), hgk.data(), hgk.size());
+      strata::copy_to_device(s, dgv.data(), hgv.data(), hgv.size());
+      const A::tensor gout = A::bshd(ddo.data(), a.type, a.batch, a.sq, a.heads, a.dim);
+      const A::tensor gq = A::bshd(dgq.data(), a.type, a.batch, a.sq, a.heads, a.dim);
+      const A::tensor gk = A::bshd(dgk.data(), a.type, a.batch, a.sk, a.heads_k, a.dim);
+      const A::tensor gv = A::bshd(dgv.data(), a.type, a.batch, a.sk, a.heads_k, a.dim);
+      const std::size_t ws_bytes = strata::attention_backward_workspace_size<target>(q, k, v, opt);
+      strata::device_buffer<unsigned char> ws(std::max<std::size_t>(ws_bytes, 1));
+      t0 = std::chrono::steady_clock::now();
+      strata::attention_backward<target>(s, q, k, v, o, gout, gq, gk, gv, opt, {ws.data(), ws_bytes});
+      s.synchronize();
+      sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (a.bench) std::printf("backward time %.3f ms, %.3f TFLOP/s (2.5x the forward's FLOP, not causal-adjusted)\n", sec * 1e3,
+                               2.5 * flops / sec * 1e-12);
+      strata::copy_to_host(s, hgq.data(), dgq.data(), hgq.size());
+      strata::copy_to_host(s, hgk.data(), dgk.data(), hgk.size());
+      strata::copy_to_host(s, hgv.data(), dgv.data(), hgv.size());
+    }
     if (!a.check) return 0;
     strata::copy_to_host(s, ho.data(), dout.data(), ho.size());
     s.synchronize();
@@ -168,16 +221,18 @@ int main(int argc, char** argv) {
     // of these inputs stay within a few units of each other), so |error| <= 2^-4 * max|V| (= 1), plus
     // bf16's rounding of O (2^-9).
     const double tol = a.type == strata::dtype::fp32 ? 2e-5 : a.type == strata::dtype::bf16 ? 2.5e-2 : fp8 ? 6.5e-2 : 4e-3;
+    const double grad_tol = a.type == strata::dtype::fp32 ? 2e-4 : a.type == strata::dtype::bf16 ? 6e-2 : 1.5e-2;
     long long bad = 0;
     double worst = 0;
+    error_of grad[3];  // dQ, dK, dV over the whole batch
     for (int b = 0; b < a.batch; ++b) {
       A::reference::sequence rs;
       rs.sq = a.sq, rs.sk = a.sk;
       const std::size_t q0 = static_cast<std::size_t>(b) * a.sq * a.heads * a.dim, k0 = static_cast<std::size_t>(b) * a.sk * a.heads_k * a.dim;
+      const std::size_t q_len = static_cast<std::size_t>(a.sq) * a.heads * a.dim, k_len = static_cast<std::size_t>(a.sk) * a.heads_k * a.dim;
       // The reference sees the stored values times their descale factors (1 unless fp8), in double.
-      for (std::size_t i = 0; i < static_cast<std::size_t>(a.sq) * a.heads * a.dim; ++i)
-        rs.q.push_back(static_cast<double>(to_float(hq.data(), a.type, q0 + i)) * q_ds);
-      for (std::size_t i = 0; i < static_cast<std::size_t>(a.sk) * a.heads_k * a.dim; ++i) {
+      for (std::size_t i = 0; i < q_len; ++i) rs.q.push_back(static_cast<double>(to_float(hq.data(), a.type, q0 + i)) * q_ds);
+      for (std::size_t i = 0; i < k_len; ++i) {
         rs.k.push_back(static_cast<double>(to_float(hk.data(), a.type, k0 + i)) * k_ds);
         rs.v.push_back(static_cast<double>(to_float(hv.data(), a.type, k0 + i)) * v_ds);
       }
@@ -188,10 +243,28 @@ int main(int argc, char** argv) {
         if (!(err <= tol)) ++bad;  // NaN counts as bad
         else worst = std::max(worst, err);
       }
+      if (a.backward) {
+        std::vector<double> rdo(q_len);
+        for (std::size_t i = 0; i < q_len; ++i) rdo[i] = to_float(hdo.data(), a.type, q0 + i);
+        const auto gr = A::reference::backward(rp, rs, b, rdo);
+        for (std::size_t i = 0; i < q_len; ++i) grad[0].add(to_float(hgq.data(), a.type, q0 + i), gr.dq[i]);
+        for (std::size_t i = 0; i < k_len; ++i) {
+          grad[1].add(to_float(hgk.data(), a.type, k0 + i), gr.dk[i]);
+          grad[2].add(to_float(hgv.data(), a.type, k0 + i), gr.dv[i]);
+        }
+      }
     }
     std::printf("max abs error %.3g (tolerance %.3g), %lld elements outside\n", worst, tol, bad);
-    std::printf("%s\n", bad == 0 ? "PASS" : "FAIL");
-    return bad == 0 ? 0 : 1;
+    bool ok = bad == 0;
+    for (int w = 0; a.backward && w < 3; ++w) {
+      const double bound = grad_tol * std::max(1.0, grad[w].mag);
+      const bool inside = grad[w].err <= bound;
+      std::printf("d%c: max abs error %.3g, max |reference| %.3g (tolerance %.3g)%s\n", "QKV"[w], grad[w].err, grad[w].mag, bound,
+                  inside ? "" : " OUTSIDE");
+      ok = ok && inside;
+    }
+    std::printf("%s\n", ok ? "PASS" : "FAIL");
+    return ok ? 0 : 1;
   } catch (const strata::error& e) {
     std::fprintf(stderr, "attention: %s\n", e.what());
     if (a.check) std::printf("FAIL\n");
