@@ -16,6 +16,7 @@
 // is an error listing what it takes.
 #pragma once
 
+#include <cstddef>
 #include <initializer_list>
 #include <optional>
 #include <string>
@@ -53,6 +54,20 @@ constexpr const char* to_string(dtype t) {
     case dtype::e5m2: return "e5m2";
   }
   return "?";
+}
+
+/// Bytes per stored element: fp32, tf32 (fp32 storage) and int32 4; fp16 and bf16 2; int8 and the fp8
+/// formats 1. int4 packs two elements per byte, so it has no whole-byte size: 0 (an operator that takes
+/// it computes its packed sizes itself). The one table of element sizes: the GEMM, the convolution,
+/// attention and the embedding outputs all read it.
+constexpr std::size_t size_of(dtype t) {
+  switch (t) {
+    case dtype::fp32: case dtype::tf32: case dtype::int32: return 4;
+    case dtype::fp16: case dtype::bf16: return 2;
+    case dtype::int8: case dtype::e4m3: case dtype::e5m2: return 1;
+    case dtype::int4: return 0;
+  }
+  return 0;
 }
 
 struct dtype_spelling {

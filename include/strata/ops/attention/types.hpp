@@ -34,10 +34,9 @@ using strata::to_string;  // was this namespace's to_string(dtype); same names
 inline bool takes(strata::dtype t) {
   return t == strata::dtype::fp16 || t == strata::dtype::bf16 || t == strata::dtype::fp32 || t == strata::dtype::e4m3;
 }
-/// Bytes per element of the dtypes attention takes (0 for the others, which check_tensor refuses).
-inline int element_bytes(strata::dtype t) {
-  return t == strata::dtype::fp32 ? 4 : t == strata::dtype::e4m3 ? 1 : t == strata::dtype::fp16 || t == strata::dtype::bf16 ? 2 : 0;
-}
+/// Bytes per element of the dtypes attention takes (strata::size_of; 0 for the others, which
+/// check_tensor refuses).
+inline int element_bytes(strata::dtype t) { return takes(t) ? static_cast<int>(strata::size_of(t)) : 0; }
 
 /// A (batch, seqlen, heads, dim) tensor; strides in elements (the dim stride is 1).
 struct tensor {

@@ -80,15 +80,9 @@ namespace strata::ops::gemm {
 using dtype [[deprecated("use strata::dtype (fp32, fp16, bf16, int8, int32, e4m3, e5m2); see docs/api.md")]] = strata::dtype;
 using strata::to_string;  // was this namespace's to_string(dtype); the names are now strata's ("fp16", not "f16")
 
-/// Bytes per element of the dtypes the GEMM takes (tf32 is fp32 storage; int4 is not taken, and the
-/// entry rejects it before any size is asked for).
-inline std::size_t size_of(strata::dtype t) {
-  switch (t) {
-    case strata::dtype::fp32: case strata::dtype::tf32: case strata::dtype::int32: return 4;
-    case strata::dtype::fp16: case strata::dtype::bf16: return 2;
-    default: return 1;
-  }
-}
+/// Bytes per element (strata/numeric/dtype.hpp; int4 is not taken, and the entry rejects it before any
+/// size is asked for). Here too, as gemm::size_of, which the convolution's entry reads.
+using strata::size_of;
 
 /// A matrix in device memory: element (r, c) at data[r * ld + c] (row-major) or data[c * ld + r].
 struct matrix {

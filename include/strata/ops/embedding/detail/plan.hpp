@@ -71,7 +71,7 @@ inline void check_element_type(const std::string& op, const char* arg, strata::d
 }
 
 /// Bytes of one output or gradient element (checked by check_element_type: fp32, fp16 or bf16).
-inline int element_bytes(strata::dtype t) { return t == strata::dtype::fp32 ? 4 : 2; }
+inline int element_bytes(strata::dtype t) { return static_cast<int>(strata::size_of(t)); }
 
 inline long long stride_of(const lookup& in, const table& t) {
   return t.row_stride_bytes ? t.row_stride_bytes : packed_row_bytes(in.row_format, t.dim);
