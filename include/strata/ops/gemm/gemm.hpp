@@ -39,9 +39,9 @@
 //                  fp8 (STRATA_GEMM_FP8): the skinny tile as sm90a (medium under stream-K).
 //   CDNA           M <= 32: MFMA 16x16 with a 16 x 64 tile; else 32x32 with 128 x 128. fp8 (gfx942):
 //                  the same tiles on the fp8 MFMA, OCP bytes remapped to FNUZ after each fragment load.
-//   split-K (parallel, needs options.workspace): when the output has fewer tiles than the device has
-//   units and K >= 8 tiles of K: splits = min(ceil(4 units / tiles), k_tiles / 4, 16); workspace_size()
-//   says how many bytes. Without a workspace, one split.
+//   split-K (serial: one launch, the splits of a tile add in turn; needs options.work): when the output
+//   has fewer tiles than the device has units and K >= 8 tiles of K: splits = min(ceil(4 units / tiles),
+//   k_tiles / 4, 16); workspace_size() says how many bytes. Without a workspace, one split.
 //   stream-K (options.stream_k, needs options.work): a cooperative grid of one block per
 //   multiprocessor (or options.stream_k_blocks) divides every tile's K steps evenly; tiles split
 //   between blocks are finished by chiplet-local fix-ups (strata/ops/gemm/stream_k.hpp). Opt-in.
@@ -229,6 +229,10 @@ struct read_mode {
 constexpr long long tile_count(int m, int n, int tm, int tn) {
   return (long long)((m + tm - 1) / tm) * ((n + tn - 1) / tn);
 }
+
+/// The smallest tile any platform's entry runs (the skinny tiles' 16 rows, the emulator's 32 x 32):
+/// workspace_size bounds the serial split-K counters (one per tile) with it.
+inline constexpr int serial_min_tile_m = 16, serial_min_tile_n = 32;
 
 /// Outputs that give the 128 x 128 tile fewer tiles than there are units (SMs): the CUDA entry runs
 /// the 64 x 64 tile there instead, four times the tiles, rather than split K over 8 or more parallel
@@ -434,7 +438,6 @@ void run(stream& s, const matrix& a, const matrix& b, const matrix& c, const mat
   dispatch<P, TA, TD, true, true>(m, [&](auto* tag) {
     using K = std::remove_pointer_t<decltype(tag)>;
     using E = typename K::epilogue_type;
-    using Acc = typename K::acc_type;
     const typename E::params ep = entry_params<E, TA, TD>(o, c_ref_of<TD>(c));
     // C's batch entries move with D's (shift_epilogue uses D's stride): they must agree.
     if (o.beta != 0.f && o.batch > 1 && c.batch_stride != d.batch_stride)
@@ -466,19 +469,20 @@ void run(stream& s, const matrix& a, const matrix& b, const matrix& c, const mat
     if (splits == 0)
       splits = o.work.data ? heuristic_splits(m, n, k, K::tiles.tile_m, K::tiles.tile_n, K::tiles.tile_k, units) : 1;
     splits = std::max(1, std::min(splits, std::max(1, (k + K::tiles.tile_k - 1) / K::tiles.tile_k)));
-    const std::size_t need = K::partial_elements(pr, splits) * sizeof(Acc);
-    check_pointers(a, b, c, d, o, splits > 1 ? need : 0);  // split-K partials: options.work
-    if (splits > 1 && ((long long)m * n + 255) / 256 > 0x7fffffffLL)  // reduce_kernel: 256 threads per block
-      bad("d", "is too large for split-K's reduction grid; pass options.split_k = 1");
-    auto p = K::make_params(pr, operand_of<const TA>(a), operand_of<const TA>(b), operand_of<TD>(d), ep, splits,
-                            static_cast<Acc*>(o.work.data));
+    // Split-K is serial (one launch): the splits of a tile take turns adding into one running sum,
+    // the last applies the epilogue (kernel.hpp, split_mode::serial). The tile counters start at zero
+    // (the entry zeroes them; the last split of each tile leaves its counter at zero again).
+    static_assert(K::tiles.tile_m >= serial_min_tile_m && K::tiles.tile_n >= serial_min_tile_n,
+                  "workspace_size bounds the serial split-K counters by tiles of at least 16 x 32");
+    const std::size_t need = K::serial_workspace_bytes(pr, splits);
+    check_pointers(a, b, c, d, o, splits > 1 ? need : 0);  // split-K running sums and counters: options.work
+    const auto p = splits > 1 ? K::make_serial_params(pr, operand_of<const TA>(a), operand_of<const TA>(b), operand_of<TD>(d), ep,
+                                                      splits, o.work.data)
+                              : K::make_params(pr, operand_of<const TA>(a), operand_of<const TA>(b), operand_of<TD>(d), ep);
     if (m == 0 || n == 0 || o.batch == 0) return;
+    if (splits > 1)
+      zero_on_device(s, static_cast<unsigned char*>(o.work.data) + K::counters_offset(pr), K::counter_elements(pr) * sizeof(unsigned));
     launch(s, K::launch_shape_of(p), K{}, p);
-    if (splits > 1) {
-      using R = reduce_kernel<typename K::target, Acc, E>;
-      typename R::params rp{pr, splits, static_cast<const Acc*>(o.work.data), p.d, ep};
-      launch(s, R::launch_shape_of(rp), R{}, rp);
-    }
   }, rm);
 }
 
@@ -519,16 +523,21 @@ inline bool fp8(strata::dtype t) { return t == strata::dtype::e4m3 || t == strat
 }  // namespace detail
 
 /// Bytes of workspace a call with these arguments uses for split-K or stream-K (0 when it needs none).
-/// Split-K: an upper bound over the heuristic, 16 splits of fp32 / int32 partials. Stream-K: one
-/// 128 x 128 tile of 4-byte partials per block (the largest shipped tile), plus the counters and
-/// flags of up to 8 chiplets.
+/// Split-K (serial, any number of splits): one fp32 / int32 running sum per element of D, padded to
+/// 256 bytes, then one counter per output tile, bounded by the smallest shipped tile (16 x 32).
+/// Stream-K: one 128 x 128 tile of 4-byte partials per block (the largest shipped tile), plus the
+/// counters and flags of up to 8 chiplets.
 inline std::size_t workspace_size(const matrix& d, const options& o) {
   if (o.stream_k) {
     const std::size_t blocks = std::size_t(o.stream_k_blocks > 0 ? o.stream_k_blocks : detail::device_units()) + 8;
     return (8 * (blocks + 1) * sizeof(unsigned) + 255) / 256 * 256 + blocks * 128 * 128 * 4;
   }
-  const int splits = o.split_k == 0 ? 16 : std::max(1, o.split_k);
-  return splits > 1 ? std::size_t(std::max(1, o.batch)) * splits * std::size_t(d.rows) * std::size_t(d.cols) * 4 : 0;
+  if (o.split_k == 1 || o.split_k < 0) return 0;  // one split (a negative one the entry refuses)
+  const std::size_t batch = std::size_t(std::max(1, o.batch)), m = std::size_t(std::max(0, d.rows)), n = std::size_t(std::max(0, d.cols));
+  const std::size_t sums = (batch * m * n * 4 + 255) / 256 * 256;
+  const std::size_t tiles = batch * ((m + detail::serial_min_tile_m - 1) / detail::serial_min_tile_m) *
+                            ((n + detail::serial_min_tile_n - 1) / detail::serial_min_tile_n);
+  return sums + tiles * sizeof(unsigned);
 }
 
 namespace detail {
