@@ -32,10 +32,7 @@ concept half_float = std::same_as<T, f16> || std::same_as<T, bf16>;
 template <half_float T>
 STRATA_HOST_DEVICE STRATA_FORCEINLINE std::uint32_t narrow_pair(float first, float second) {
 #if STRATA_CUDA_DEVICE_PASS
-  std::uint32_t d;
-  if constexpr (std::same_as<T, f16>) asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(d) : "f"(second), "f"(first));
-  else asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(d) : "f"(second), "f"(first));
-  return d;
+  return ::strata::detail::fp::cuda_cvt_pair<T::bit_format>(first, second);  // numeric's one spelling of the instruction
 #else
   return static_cast<std::uint32_t>(T(first).bits()) | static_cast<std::uint32_t>(T(second).bits()) << 16;
 #endif

@@ -37,6 +37,21 @@ STRATA_HOST_DEVICE constexpr bool same_format(const format& a, const format& b) 
 template <format Fmt>
 inline constexpr bool cuda_rounds_float_to = same_format(Fmt, f16_format) || same_format(Fmt, bf16_format);
 
+#if STRATA_CUDA_DEVICE_PASS
+/// The one spelling of cvt.rn.{f16,bf16}x2.f32: `first` rounded into the low half, `second` into the
+/// high half, NaN as the instruction gives it (any NaN). Two callers: cuda_round_pair below (stored
+/// values: NaN made canonical) and arch::narrow_pair (attention's P, multiplied next: the NaN's bits
+/// do not matter there).
+template <format Fmt>
+__device__ inline std::uint32_t cuda_cvt_pair(float first, float second) noexcept {
+  static_assert(Fmt.sign_shift() == 15, "cuda_cvt_pair: f16 and bf16 only");
+  std::uint32_t d;
+  if constexpr (same_format(Fmt, f16_format)) asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(d) : "f"(second), "f"(first));
+  else asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(d) : "f"(second), "f"(first));
+  return d;
+}
+#endif
+
 #if STRATA_CUDA_DEVICE_PASS && !defined(STRATA_NUMERIC_SOFTWARE_ONLY)
 template <format Fmt>
 __device__ inline std::uint32_t cuda_round(float x) noexcept {
@@ -53,10 +68,7 @@ __device__ inline std::uint32_t cuda_round(float x) noexcept {
 template <format Fmt>
 __device__ inline std::uint32_t cuda_round_pair(float first, float second) noexcept {
   static_assert(Fmt.sign_shift() == 15 && Fmt.nan == 0x7FFFu, "cuda_round_pair: f16 and bf16 only");
-  std::uint32_t d;
-  if constexpr (same_format(Fmt, f16_format))
-    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(d) : "f"(second), "f"(first));
-  else asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(d) : "f"(second), "f"(first));
+  std::uint32_t d = cuda_cvt_pair<Fmt>(first, second);
   // sign | 0x7FFF: the float's top 16 bits hold the sign at bit 15; the OR sets the rest.
   if (first != first) d = (d & 0xFFFF0000u) | (bits_of(first) >> 16) | Fmt.nan;
   if (second != second) d = (d & 0x0000FFFFu) | (bits_of(second) & 0xFFFF0000u) | (Fmt.nan << 16);
