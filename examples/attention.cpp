@@ -103,6 +103,13 @@ void from_float(void* p, strata::dtype t, std::size_t i, float x) {
   else static_cast<strata::f16*>(p)[i] = strata::f16(x);
 }
 
+/// A device copy of host bytes (at least one byte, so that an empty tensor still has an address).
+strata::device_buffer<unsigned char> on_device(strata::stream& s, const std::vector<unsigned char>& h) {
+  strata::device_buffer<unsigned char> d(std::max<std::size_t>(h.size(), 1));
+  strata::copy_to_device(s, d.data(), h.data(), h.size());
+  return d;
+}
+
 /// max |got - ref| over a tensor laid out as the reference's (rows, heads, dim) for one batch entry,
 /// and max |ref|; NaN counts as an infinite error.
 struct error_of {
@@ -155,16 +162,13 @@ int main(int argc, char** argv) {
   for (std::size_t i = 0; a.backward && i < nq; ++i) from_float(hdo.data(), a.type, i, u(g));
   try {
     strata::stream s;
-    strata::device_buffer<unsigned char> dq(hq.size()), dk(hk.size()), dv(hv.size()), dout(ho.size());
+    // Q-side tensors (q, o, dO, dQ) are (batch, seqlen_q, heads, dim); K-side ones (k, v, dK, dV)
+    // (batch, seqlen_k, heads_k, dim).
+    const auto q_side = [&](void* p, strata::dtype t) { return A::bshd(p, t, a.batch, a.sq, a.heads, a.dim); };
+    const auto k_side = [&](void* p) { return A::bshd(p, a.type, a.batch, a.sk, a.heads_k, a.dim); };
+    auto dq = on_device(s, hq), dk = on_device(s, hk), dv = on_device(s, hv), dout = on_device(s, ho);
     strata::device_buffer<float> dlse(static_cast<std::size_t>(a.batch) * a.heads * a.sq);
-    strata::copy_to_device(s, dq.data(), hq.data(), hq.size());
-    strata::copy_to_device(s, dk.data(), hk.data(), hk.size());
-    strata::copy_to_device(s, dv.data(), hv.data(), hv.size());
-    strata::copy_to_device(s, dout.data(), ho.data(), ho.size());
-    const A::tensor q = A::bshd(dq.data(), a.type, a.batch, a.sq, a.heads, a.dim);
-    const A::tensor k = A::bshd(dk.data(), a.type, a.batch, a.sk, a.heads_k, a.dim);
-    const A::tensor v = A::bshd(dv.data(), a.type, a.batch, a.sk, a.heads_k, a.dim);
-    const A::tensor o = A::bshd(dout.data(), out_type, a.batch, a.sq, a.heads, a.dim);
+    const A::tensor q = q_side(dq.data(), a.type), k = k_side(dk.data()), v = k_side(dv.data()), o = q_side(dout.data(), out_type);
     A::options opt;
     opt.causal = a.causal;
     opt.window_left = a.wl, opt.window_right = a.wr;
@@ -188,15 +192,9 @@ int main(int argc, char** argv) {
     // The backward: dQ, dK, dV (poisoned first: every element must be written) from dO.
     std::vector<unsigned char> hgq(a.backward ? hq.size() : 0, 0xFF), hgk(a.backward ? hk.size() : 0, 0xFF), hgv(hgk.size(), 0xFF);
     if (a.backward) {
-      strata::device_buffer<unsigned char> ddo(hdo.size()), dgq(hgq.size()), dgk(hgk.size()), dgv(hgv.size());
-      strata::copy_to_device(s, ddo.data(), hdo.data(), hdo.size());
-      strata::copy_to_device(s, dgq.data(), hgq.data(), hgq.size());
-      strata::copy_to_device(s, dgk.data(), hgk.data(), hgk.size());
-      strata::copy_to_device(s, dgv.data(), hgv.data(), hgv.size());
-      const A::tensor gout = A::bshd(ddo.data(), a.type, a.batch, a.sq, a.heads, a.dim);
-      const A::tensor gq = A::bshd(dgq.data(), a.type, a.batch, a.sq, a.heads, a.dim);
-      const A::tensor gk = A::bshd(dgk.data(), a.type, a.batch, a.sk, a.heads_k, a.dim);
-      const A::tensor gv = A::bshd(dgv.data(), a.type, a.batch, a.sk, a.heads_k, a.dim);
+      auto ddo = on_device(s, hdo), dgq = on_device(s, hgq), dgk = on_device(s, hgk), dgv = on_device(s, hgv);
+      const A::tensor gout = q_side(ddo.data(), a.type), gq = q_side(dgq.data(), a.type), gk = k_side(dgk.data()),
+                      gv = k_side(dgv.data());
       const std::size_t ws_bytes = strata::attention_backward_workspace_size<target>(q, k, v, opt);
       strata::device_buffer<unsigned char> ws(std::max<std::size_t>(ws_bytes, 1));
       t0 = std::chrono::steady_clock::now();
