@@ -148,6 +148,12 @@ TEST_CASE("strata::gemm: validation names the argument", "[gemm]") {
   auto null_a = a;
   null_a.data = nullptr;
   CHECK_THAT(msg(null_a, a, d), Catch::Contains("argument 'a' is a null pointer"));
+  // With beta != 0, C is read at D's batch offsets, so a batched C must have D's batch stride.
+  strata::device_buffer<float> cbuf(64), dbuf(64);
+  const sg::matrix c2{cbuf.data(), 4, 4, 4, layout::row_major, strata::dtype::fp32, 20},
+      d2{dbuf.data(), 4, 4, 4, layout::row_major, strata::dtype::fp32, 16};
+  CHECK_THROWS_WITH(strata::gemm(s, a, a, c2, d2, {.beta = 1.f, .batch = 2}),
+                    Catch::Contains("argument 'c' batch_stride must equal d's when beta != 0"));
 }
 
 TEST_CASE("strata::gemm: fp8 on the host emulator", "[gemm][fp8]") {

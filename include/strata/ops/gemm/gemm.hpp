@@ -411,8 +411,6 @@ void run_gemv(stream& s, const matrix& a, const matrix& b, const matrix& c, cons
   using Target = std::conditional_t<P::kind == platform_kind::hip, arch::STRATA_GEMM_HIP_TARGET, arch::sm80>;
   const auto go = [&](auto* tag) {
     using K = std::remove_pointer_t<decltype(tag)>;
-    if (o.beta != 0.f && o.batch > 1 && c.batch_stride != d.batch_stride)
-      bad("c", "batch_stride must equal d's when beta != 0 (C is read at D's batch offsets)");
     check_pointers(a, b, c, d, o, 0);
     if (d.cols == 0) return;
     const problem pr{d.rows, d.cols, a.cols, o.batch};
@@ -432,6 +430,9 @@ void run(stream& s, const matrix& a, const matrix& b, const matrix& c, const mat
                      .a_row_b_col = a.order == layout::row_major && b.order == layout::col_major,
                      .wide = wide_output(m, n, units, o.split_k),
                      .few_large_tiles = few_large_tiles(m, n, units)};
+  // C's batch entries move with D's (the epilogue shifts by D's stride): they must agree.
+  if (o.beta != 0.f && o.batch > 1 && c.batch_stride != d.batch_stride)
+    bad("c", "batch_stride must equal d's when beta != 0 (C is read at D's batch offsets)");
   if constexpr (P::kind != platform_kind::host && gemv_types<TA>) {
     if (gemv_fits(m, rm, o)) return run_gemv<P, TA, TD>(s, a, b, c, d, o, units);
   }
@@ -439,9 +440,6 @@ void run(stream& s, const matrix& a, const matrix& b, const matrix& c, const mat
     using K = std::remove_pointer_t<decltype(tag)>;
     using E = typename K::epilogue_type;
     const typename E::params ep = entry_params<E, TA, TD>(o, c_ref_of<TD>(c));
-    // C's batch entries move with D's (shift_epilogue uses D's stride): they must agree.
-    if (o.beta != 0.f && o.batch > 1 && c.batch_stride != d.batch_stride)
-      bad("c", "batch_stride must equal d's when beta != 0 (C is read at D's batch offsets)");
     const problem pr{m, n, k, o.batch};
     // One block per output tile: the tile count must fit the grid's x extent (an int).
     const long long tiles = tile_count(m, n, K::tiles.tile_m, K::tiles.tile_n);
