@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-"""Compile one translation unit for one NVIDIA target and hold its kernels' SASS to a budget file.
+"""Compile one translation unit for one GPU target and hold its kernels' machine code to a budget file.
 
     tools/sass/check_budgets.py --nvcc NVCC --cuobjdump CUOBJDUMP --target sm_90a \\
         --source test/sass/gemm.cu --include include --budgets test/sass/budgets.txt \\
         [--work DIR] [--report FILE] [--extra-flags "..."] [--expect-failure]
+    tools/sass/check_budgets.py --hipcc HIPCC --target gfx940 --source test/sass/gemm_cdna.cu ...
 
 This is the `sass` test (test/sass/CMakeLists.txt, `ctest -L sass`). It compiles SOURCE with the
 compile tests' flags, disassembles it with cuobjdump -sass, finds each kernel named in the budget file
@@ -13,6 +14,13 @@ every budget line of this source and target. It fails (exit 1) when a measuremen
 for `>=` lines) its budget, printing the whole instruction mix of that loop; when a kernel of the
 budget file is missing from the SASS; or when the source defines a `sass_` kernel without a budget.
 Exit 77 (skip) when nvcc or cuobjdump is missing, naming what to install.
+
+AMD targets (gfx...) compile with hipcc to GCN assembly (`--cuda-device-only -S`) and are read by
+tools/sass/gcn_loops.py instead: the same scopes and groups (tensor = v_mfma), with LLVM's own loop
+analysis from the assembly's comments, and the kernel figures registers (VGPRs + AGPRs), vgprs,
+agprs, sgprs, occupancy (waves per SIMD; use >=), spills (registers spilled) and stack_bytes (scratch).
+The source is compiled with -DSTRATA_COMPILE_TARGET=<descriptor>: gfx940 stands for gfx942 (Debian's
+clang 15 predates gfx942; test/compile does the same).
 
 Budget file: one line per check, `#` starts a comment,
     source  target  kernel  scope  metric  op  budget  goal
@@ -28,7 +36,8 @@ Budget file: one line per check, `#` starts a comment,
            under-states (0 makes static = executed, but for branches)
   op       <= (the measurement may not exceed the budget) or >= (may not fall below it)
   goal     where the kernel issues want the number (informational; `-` for none)
-A line `compiler nvcc X.Y` names the compiler the budgets were measured with. Under another nvcc
+A line `compiler nvcc X.Y` (or `compiler hipcc X.Y`: clang's version) names the compiler the budgets
+were measured with. Under another version
 the numbers move a little with the compiler, so the budgets get 10 % of slack and the test says so.
 
 The SASS of a compile is kept in ~/.cache/strata/sass (STRATA_SASS_CACHE; `off` disables it) keyed by
@@ -47,11 +56,18 @@ import subprocess
 import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import gcn_loops  # noqa: E402
 import sass_loops  # noqa: E402
 
 SKIP = 77
 SLACK_OTHER_COMPILER = 0.10
-KERNEL_METRICS = ('registers', 'spill_bytes', 'stack_bytes')
+KERNEL_METRICS = ('registers', 'spill_bytes', 'stack_bytes', 'vgprs', 'agprs', 'sgprs', 'occupancy', 'spills')
+# The arch descriptor (strata::arch::X) each AMD target is compiled with (see the docstring).
+GCN_DESCRIPTOR = {'gfx940': 'gfx942', 'gfx941': 'gfx942'}
+
+
+def is_gcn(target):
+    return target.startswith('gfx')
 
 
 class Budget:
@@ -69,14 +85,17 @@ class Budget:
 
 
 def read_budgets(path):
-    budgets, compiler = [], None
+    """(budgets, {compiler name: version}) of the file."""
+    budgets, compiler = [], {}
     for n, raw in enumerate(open(path), 1):
         line = raw.split('#', 1)[0].strip()
         if not line:
             continue
         fields = line.split()
         if fields[0] == 'compiler':
-            compiler = ' '.join(fields[1:])
+            if len(fields) != 3:
+                sys.exit(f'{path}:{n}: expected `compiler nvcc|hipcc VERSION`')
+            compiler[fields[1]] = fields[2]
             continue
         if len(fields) != 8:
             sys.exit(f'{path}:{n}: expected 8 fields (source target kernel scope metric op budget goal), got {len(fields)}')
@@ -95,6 +114,63 @@ def nvcc_version(nvcc):
     return f'{m.group(1)}.{m.group(2)}'
 
 
+def hipcc_version(hipcc):
+    out = subprocess.run([hipcc, '--version'], capture_output=True, text=True).stdout
+    m = re.search(r'clang version (\d+)\.(\d+)', out)
+    if not m:
+        sys.exit(f"'{hipcc} --version' did not report a clang version:\n{out}")
+    return f'{m.group(1)}.{m.group(2)}'
+
+
+def cache_entry(a, tool_key, command, work):
+    """The cache folder for this compile (None when the cache is off): keyed by the compiler, the
+    command line and the contents of the source and of every header under --include."""
+    cache = os.environ.get('STRATA_SASS_CACHE') or os.path.join(os.path.expanduser('~'), '.cache', 'strata', 'sass')
+    if cache in ('off', 'OFF', '0'):
+        return None
+    h = hashlib.sha256()
+    key_command = ' '.join(command).replace(str(work), '<work>').replace(str(pathlib.Path(a.include).parent), '<checkout>')
+    h.update(f'{tool_key}|{key_command}'.encode())
+    for path in [pathlib.Path(a.source)] + sorted(pathlib.Path(a.include).rglob('*.hpp')):
+        h.update(str(path.relative_to(pathlib.Path(a.include).parent) if path.is_relative_to(pathlib.Path(a.include).parent) else path).encode())
+        h.update(path.read_bytes())
+    return pathlib.Path(cache) / f'{pathlib.Path(a.source).stem}-{a.target}-{h.hexdigest()[:24]}'
+
+
+def store_entry(a, entry, files):
+    if not entry:
+        return
+    for stale in entry.parent.glob(f'{pathlib.Path(a.source).stem}-{a.target}-*'):
+        for f in stale.iterdir():
+            f.unlink()
+        stale.rmdir()
+    entry.mkdir(parents=True)
+    for name, content in files.items():
+        (entry / name).write_text(content)
+    (entry / 'done').write_text('')
+
+
+def compile_gcn(a, version, work):
+    """The GCN assembly of the source for an AMD target, from the cache when its inputs are unchanged."""
+    descriptor = GCN_DESCRIPTOR.get(a.target, a.target)
+    out = work / (pathlib.Path(a.source).stem + '.s')
+    command = [a.hipcc, '-std=c++20', '-O3', f'-I{a.include}', f'-DSTRATA_COMPILE_TARGET={descriptor}',
+               f'--offload-arch={a.target}', '--cuda-device-only', '-S', *shlex.split(a.extra_flags), '-x', 'hip',
+               a.source, '-o', str(out)]
+    entry = cache_entry(a, f'hipcc {version}|{a.hipcc}', command, work)
+    if entry and (entry / 'done').exists():
+        print(f'assembly from the cache {entry} (inputs unchanged)')
+        return (entry / 'asm').read_text()
+    print('compiling: ' + ' '.join(shlex.quote(c) for c in command), flush=True)
+    r = subprocess.run(command, capture_output=True, text=True, cwd=work)
+    if r.returncode != 0:
+        print(r.stdout + r.stderr)
+        sys.exit(f'the compile failed (exit {r.returncode})')
+    text = out.read_text()
+    store_entry(a, entry, {'asm': text})
+    return text
+
+
 def compile_and_disassemble(a, version, work):
     """(SASS listing, ptxas -v report) of the source, from the cache when its inputs are unchanged."""
     arch = a.target.replace('sm_', '')
@@ -103,19 +179,10 @@ def compile_and_disassemble(a, version, work):
     command = [a.nvcc, '-std=c++20', '-O3', f'-I{a.include}', f'-DSTRATA_COMPILE_TARGET={descriptor}',
                '-diag-error', '20011,20013,20014,20015', '-gencode', f'arch=compute_{arch},code=sm_{arch}', '-Xptxas', '-v',
                *shlex.split(a.extra_flags), '-x', 'cu', '-c', a.source, '-o', str(obj)]
-    cache = os.environ.get('STRATA_SASS_CACHE') or os.path.join(os.path.expanduser('~'), '.cache', 'strata', 'sass')
-    entry = None
-    if cache not in ('off', 'OFF', '0'):
-        h = hashlib.sha256()
-        key_command = ' '.join(command).replace(str(work), '<work>').replace(str(pathlib.Path(a.include).parent), '<checkout>')
-        h.update(f'nvcc {version}|{a.nvcc}|{a.cuobjdump}|{key_command}'.encode())
-        for path in [pathlib.Path(a.source)] + sorted(pathlib.Path(a.include).rglob('*.hpp')):
-            h.update(str(path.relative_to(pathlib.Path(a.include).parent) if path.is_relative_to(pathlib.Path(a.include).parent) else path).encode())
-            h.update(path.read_bytes())
-        entry = pathlib.Path(cache) / f'{pathlib.Path(a.source).stem}-{a.target}-{h.hexdigest()[:24]}'
-        if (entry / 'done').exists():
-            print(f'SASS from the cache {entry} (inputs unchanged)')
-            return (entry / 'sass').read_text(), (entry / 'ptxas').read_text()
+    entry = cache_entry(a, f'nvcc {version}|{a.nvcc}|{a.cuobjdump}', command, work)
+    if entry and (entry / 'done').exists():
+        print(f'SASS from the cache {entry} (inputs unchanged)')
+        return (entry / 'sass').read_text(), (entry / 'ptxas').read_text()
     print('compiling: ' + ' '.join(shlex.quote(c) for c in command), flush=True)
     r = subprocess.run(command, capture_output=True, text=True, cwd=work)
     if r.returncode != 0:
@@ -128,15 +195,7 @@ def compile_and_disassemble(a, version, work):
         print(d.stdout + d.stderr)
         sys.exit(f'cuobjdump failed (exit {d.returncode})')
     ptxas = r.stdout + r.stderr
-    if entry:
-        for stale in entry.parent.glob(f'{pathlib.Path(a.source).stem}-{a.target}-*'):
-            for f in stale.iterdir():
-                f.unlink()
-            stale.rmdir()
-        entry.mkdir(parents=True)
-        (entry / 'sass').write_text(d.stdout)
-        (entry / 'ptxas').write_text(ptxas)
-        (entry / 'done').write_text('')
+    store_entry(a, entry, {'sass': d.stdout, 'ptxas': ptxas})
     return d.stdout, ptxas
 
 
@@ -190,6 +249,28 @@ def measure(scope, body):
     return sass_loops.mix(ins)[0], ('every loop' if scope == 'loops' else 'whole kernel'), ins
 
 
+def measure_gcn(scope, function):
+    """measure() for an AMD kernel (a gcn_loops.Function)."""
+    if scope == 'mainloop':
+        found = gcn_loops.main_loop(function)
+        if not found:
+            return None, 'no loop with matrix-core instructions', []
+        header, ins = found
+        groups = gcn_loops.mix(ins)[0]
+        groups['inner_loops'] = function.nested_in(header)
+        return groups, f'loop {header}', ins
+    if scope == 'largest':
+        all_loops = function.loops()
+        if not all_loops:
+            return None, 'no loop', []
+        header, _, ins = max(all_loops, key=lambda l: len(l[2]))
+        groups = gcn_loops.mix(ins)[0]
+        groups['inner_loops'] = function.nested_in(header)
+        return groups, f'loop {header}', ins
+    ins = gcn_loops.loop_union(function) if scope == 'loops' else function.instructions()
+    return gcn_loops.mix(ins)[0], ('every loop' if scope == 'loops' else 'whole kernel'), ins
+
+
 def value_of(metric, groups, figures):
     if metric in KERNEL_METRICS:
         return figures.get(metric)
@@ -203,7 +284,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     ap.add_argument('--nvcc', default='')
     ap.add_argument('--cuobjdump', default='')
-    ap.add_argument('--target', required=True, help='sm_80, sm_90a, ...')
+    ap.add_argument('--hipcc', default='', help='for AMD targets (gfx...)')
+    ap.add_argument('--target', required=True, help='sm_80, sm_90a, ..., gfx90a, gfx940')
     ap.add_argument('--source', required=True)
     ap.add_argument('--include', required=True)
     ap.add_argument('--budgets', required=True)
@@ -216,10 +298,14 @@ def main(argv=None):
     a.source = str(pathlib.Path(a.source).resolve())  # the compile runs in the scratch folder
     a.include = str(pathlib.Path(a.include).resolve())
 
-    if not a.nvcc or not os.path.exists(a.nvcc):
+    gcn = is_gcn(a.target)
+    if gcn and (not a.hipcc or not os.path.exists(a.hipcc)):
+        print('SKIP: hipcc not found; `apt-get install hipcc` (Debian 12: clang 15 HIP) to check the AMD kernels')
+        return SKIP
+    if not gcn and (not a.nvcc or not os.path.exists(a.nvcc)):
         print('SKIP: nvcc not found; install the CUDA toolkit to run the sass tests')
         return SKIP
-    if not a.cuobjdump or not os.path.exists(a.cuobjdump):
+    if not gcn and (not a.cuobjdump or not os.path.exists(a.cuobjdump)):
         print('SKIP: cuobjdump not found; scripts/test installs it into build/sass-tools (pip: nvidia-cuda-cuobjdump '
               'and nvidia-cuda-nvdisasm), or put a CUDA toolkit with cuobjdump on the PATH and reconfigure')
         return SKIP
@@ -228,18 +314,23 @@ def main(argv=None):
     mine = [b for b in budgets if b.source == stem and b.target == a.target]
     if not mine:
         sys.exit(f'{a.budgets} has no budget for source {stem} on {a.target}')
-    version = nvcc_version(a.nvcc)
+    tool = 'hipcc' if gcn else 'nvcc'
+    version = hipcc_version(a.hipcc) if gcn else nvcc_version(a.nvcc)
     slack = 0.0
-    if budget_compiler and budget_compiler != f'nvcc {version}':
+    if tool in budget_compiler and budget_compiler[tool] != version:
         slack = SLACK_OTHER_COMPILER
-        print(f'note: the budgets were measured with {budget_compiler}, this is nvcc {version}: '
+        print(f'note: the budgets were measured with {tool} {budget_compiler[tool]}, this is {tool} {version}: '
               f'{slack:.0%} of slack on every budget')
 
     work = pathlib.Path(a.work) if a.work else pathlib.Path(os.path.expanduser('~')) / '.cache' / 'strata' / 'sass-work' / f'{stem}-{a.target}'
     work.mkdir(parents=True, exist_ok=True)
-    text, ptxas = compile_and_disassemble(a, version, work)
-    functions = dict(sass_loops.functions(text))
-    figures = ptxas_figures(ptxas)
+    if gcn:
+        functions = dict(gcn_loops.functions(compile_gcn(a, version, work)))
+        figures = {n: f.figures for n, f in functions.items()}
+    else:
+        text, ptxas = compile_and_disassemble(a, version, work)
+        functions = dict(sass_loops.functions(text))
+        figures = ptxas_figures(ptxas)
 
     failures, rows, errors = [], [], []
     # Every sass_ kernel of the source has a budget; every budgeted kernel is in the SASS.
@@ -254,7 +345,7 @@ def main(argv=None):
             errors.append(f'{a.budgets}:{b.line_no}: kernel {b.kernel}: {len(names)} functions in the SASS of {stem}.cu for {a.target} (expected 1)')
             continue
         name = names[0]
-        groups, where, ins = measure(b.scope, functions[name])
+        groups, where, ins = measure_gcn(b.scope, functions[name]) if gcn else measure(b.scope, functions[name])
         fig = next((f for n, f in figures.items() if pattern.search(n)), {})
         if groups is None:
             errors.append(f'{a.budgets}:{b.line_no}: {b.kernel} {b.scope}: {where}')
@@ -275,18 +366,19 @@ def main(argv=None):
     width = [max(len(str(r[i])) for r in rows + [('kernel', 'scope', 'where', 'metric', 'measured', 'budget', 'goal', '')])
              for i in range(8)]
     header = ('kernel', 'scope', 'where', 'metric', 'measured', 'budget', 'goal', '')
-    print(f'SASS budgets of {stem}.cu on {a.target} (nvcc {version}, {a.budgets}):')
+    print(f'{"Assembly" if gcn else "SASS"} budgets of {stem}.cu on {a.target} ({tool} {version}, {a.budgets}):')
     for r in [header] + rows:
         print('  ' + '  '.join(str(c).ljust(width[i]) for i, c in enumerate(r)).rstrip())
     if a.report:
         with open(a.report, 'w') as f:
-            f.write(f'| kernel ({a.target}, nvcc {version}) | scope | metric | measured | budget | goal |\n|---|---|---|---:|---:|---:|\n')
+            f.write(f'| kernel ({a.target}, {tool} {version}) | scope | metric | measured | budget | goal |\n|---|---|---|---:|---:|---:|\n')
             for r in rows:
                 f.write(f'| {r[0]} | {r[1]} | {r[3]} | {r[4]} | {r[5]} | {r[6]} |\n')
     for b, shown, name, where, ins in failures:
         print(f'\nOVER BUDGET: {b.kernel} {b.scope} ({where}) {b.metric} = {shown}, budget {b.op} {b.budget:g} '
               f'({a.budgets}:{b.line_no}); the mix:')
-        s = sass_loops.summary(name, ins[0].address if ins else 0, ins[-1].address if ins else 0, ins)
+        s = (gcn_loops.summary(name, where, ins) if gcn else
+             sass_loops.summary(name, ins[0].address if ins else 0, ins[-1].address if ins else 0, ins))
         print('  groups: ' + ', '.join(f'{k} {v}' for k, v in s['groups'].items()))
         print('  opcodes: ' + ', '.join(f'{k} {v}' for k, v in s['opcodes'].items()))
     for e in errors:
