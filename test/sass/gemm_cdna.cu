@@ -3,7 +3,8 @@
 // standing for gfx942: Debian's clang 15 predates gfx942), one kernel each, named so that
 // tools/sass/check_budgets.py finds them in the GCN assembly (read by tools/sass/gcn_loops.py): the
 // 128 x 128 tile of the 32x32x8 MFMA (M > 32) and the 16 x 64 skinny tile of the 16x16x16 MFMA
-// (M <= 32), in the form the entry runs for any layout and alignment. Their main loops are held to
+// (M <= 32), in the form the entry runs for any layout and alignment and in the form it runs for A
+// row-major, B column-major with 16-byte rows (`_tn`). Their main loops are held to
 // test/sass/budgets.txt (`ctest -L sass`): issue 35 item 8 wants the CUDA loop's figures here too.
 #include "strata/runtime/runtime.hpp"
 #include "strata/ops/gemm/configs.hpp"
@@ -20,6 +21,12 @@ using target = strata::arch::STRATA_COMPILE_TARGET;
 
 struct sass_gemm_bf16_cdna_large : sg::configs::cdna<target, strata::bf16, epilogue, true> {};
 struct sass_gemm_bf16_cdna_skinny : sg::configs::cdna<target, strata::bf16, epilogue, false> {};
+// The same tiles compiled for A row-major and B column-major with 16-byte rows (`_tn`), which the
+// entry runs for that layout: 16-byte copies, fragments read with ds_read_b128 (mma::vector_fragments).
+struct sass_gemm_bf16_cdna_large_tn
+    : sg::configs::cdna<target, strata::bf16, epilogue, true, 16, sg::operand_orders::a_row_b_col> {};
+struct sass_gemm_bf16_cdna_skinny_tn
+    : sg::configs::cdna<target, strata::bf16, epilogue, false, 16, sg::operand_orders::a_row_b_col> {};
 
 template <class K>
 void launch_tile(strata::stream& s, const strata::bf16* a, const strata::bf16* b, strata::bf16* d, int m, int n, int k) {
@@ -32,4 +39,6 @@ void launch_tile(strata::stream& s, const strata::bf16* a, const strata::bf16* b
 void sass_gemm_cdna(strata::stream& s, const strata::bf16* a, const strata::bf16* b, strata::bf16* d, int m, int n, int k) {
   launch_tile<sass_gemm_bf16_cdna_large>(s, a, b, d, m, n, k);
   launch_tile<sass_gemm_bf16_cdna_skinny>(s, a, b, d, m, n, k);
+  launch_tile<sass_gemm_bf16_cdna_large_tn>(s, a, b, d, m, n, k);
+  launch_tile<sass_gemm_bf16_cdna_skinny_tn>(s, a, b, d, m, n, k);
 }

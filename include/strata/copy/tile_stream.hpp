@@ -22,15 +22,24 @@
 // the rows (the caller copies a partial tile, such as the K residue, with tile_copy::block_copy_async,
 // which zero-fills by element). Rows past `valid_rows` are zero-filled in every tile.
 //
+// Targets without cp.async (CDNA) stage the tile through registers instead: load() issues this
+// thread's global loads of the current tile into a `staged` set of registers, and store() writes them
+// into a stage later, so the loads fly while the caller computes on the previous stage (the GEMM's
+// register-staged loop, gemm::kernel). There a row past `valid_rows` is not zero-filled: it holds a
+// copy of the run's first row, read from a valid address, which is all a GEMM operand needs (row i of A
+// only reaches row i of D, which is not stored past M; likewise B's rows and N), and it saves a select
+// per register.
+//
 // Requirements: Tile's Threads is the block's thread count (checked on the emulator), a multiple of
 // the vectors per row, so that each thread's vectors share one column and step by a constant number
-// of rows; the target has cp.async and the vector is 4, 8 or 16 bytes.
+// of rows; the vector is 4, 8 or 16 bytes; copy_async needs cp.async.
 #pragma once
 
 #include <cstddef>
 
 #include "strata/config/config.hpp"
 #include "strata/copy/cp_async.hpp"
+#include "strata/copy/detail/vector_types.hpp"
 #include "strata/copy/tile.hpp"
 
 namespace strata::copy {
@@ -75,6 +84,43 @@ class tile_stream {
     for (int i = 0; i < per_thread; ++i) {
       if (even || i + 1 < per_thread || row0_ + i * row_step < Tile::rows)
         cp_async_if<Tile::vector_bytes>(ctx, live_[i], base + i * row_step * DstLd, src_[i]);
+    }
+  }
+
+  /// This thread's vectors of one tile in registers (load / store: targets without cp.async).
+  struct staged {
+    detail::raw_vector<Tile::vector_bytes> v[per_thread];
+  };
+
+  /// Issues this thread's global loads of the current tile into `r` (rows past valid_rows: the run's
+  /// first row, see above). The loads complete when `r` is used, by store().
+  template <class Ctx>
+  STRATA_HOST_DEVICE STRATA_FORCEINLINE void load(Ctx& ctx, staged& r) const {
+    (void)ctx;
+    STRATA_UNROLL
+    for (int i = 0; i < per_thread; ++i)
+      if (even || i + 1 < per_thread || row0_ + i * row_step < Tile::rows) r.v[i] = detail::load_raw<Tile::vector_bytes>(src_[i]);
+  }
+
+  /// Writes registers loaded by load() into `dst` (a row-major stage of DstLd elements per row).
+  template <int DstLd, class Ctx>
+  STRATA_HOST_DEVICE STRATA_FORCEINLINE void store(Ctx& ctx, const staged& r, value_type* dst) const {
+    value_type* base = dst + row0_ * DstLd + col0_;
+    if constexpr (Ctx::emulated) {
+      // Counted as the copy's shared-memory writes (the launch statistics), not as plain accesses.
+      auto& t = ctx.emulated_thread();
+      [[maybe_unused]] auto counted = enter_counted_atom(t);
+      for (int i = 0; i < per_thread; ++i)
+        if (even || i + 1 < per_thread || row0_ + i * row_step < Tile::rows) {
+          count_fragment_access(t, true, base + i * row_step * DstLd, Tile::vector_bytes);
+          detail::store_raw<Tile::vector_bytes>(base + i * row_step * DstLd, r.v[i]);
+        }
+    } else {
+      (void)ctx;
+      STRATA_UNROLL
+      for (int i = 0; i < per_thread; ++i)
+        if (even || i + 1 < per_thread || row0_ + i * row_step < Tile::rows)
+          detail::store_raw<Tile::vector_bytes>(base + i * row_step * DstLd, r.v[i]);
     }
   }
 

@@ -66,6 +66,7 @@ struct mfma_layout {
   static constexpr int M = MN, N = MN, K = KL * (64 / MN);
   static constexpr int warp_size = 64;
   static constexpr int a_values = KL, b_values = KL, c_values = MN * MN / 64;
+  static constexpr int k_per_lane = KL;  // consecutive k values of one row per lane (vector_fragments.hpp)
   static constexpr bool b_broadcast = false;
   STRATA_HOST_DEVICE static constexpr coord a_coord(int lane, int v) { return {lane % MN, KL * (lane / MN) + v}; }
   STRATA_HOST_DEVICE static constexpr coord b_coord(int lane, int v) { return {KL * (lane / MN) + v, lane % MN}; }

@@ -75,6 +75,7 @@ struct kernel {
   static constexpr gemm::shape tiles = S;
   static constexpr int threads = gemm_kernel::threads;
   static constexpr int max_threads_per_block = threads;
+  static constexpr int min_waves_per_eu = gemm_kernel::min_waves_per_eu;  // HIP: as gemm::kernel (MFMA accumulators in VGPRs)
   static constexpr std::size_t align_bytes = AlignBytes;
   static constexpr const char* name = Kind == kind::fprop   ? "strata::ops::conv::kernel<fprop>"
                                       : Kind == kind::dgrad ? "strata::ops::conv::kernel<dgrad>"

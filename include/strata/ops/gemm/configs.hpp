@@ -126,10 +126,11 @@ template <class Target, class T, class Epilogue, shape S = sm80_large, std::size
           operand_orders Orders = operand_orders::any>
 using sm80 = kernel<Target, typename sm80_atom<T>::type, S, Epilogue, order::default_for<Target>, Align, Orders>;
 
-template <class Target, class T, class Epilogue, bool Large = true, std::size_t Align = sizeof(T)>
+template <class Target, class T, class Epilogue, bool Large = true, std::size_t Align = sizeof(T),
+          operand_orders Orders = operand_orders::any>
 using cdna = kernel<Target, typename cdna_atom<Target, T, Large>::type,
                     Large ? (sizeof(T) == 4 ? cdna_large_f32 : cdna_large) : cdna_skinny, Epilogue,
-                    order::default_for<Target>, Align>;
+                    order::default_for<Target>, Align, Orders>;
 
 template <class Target, class T, class Epilogue, shape S = (Target::warp_size == 64 ? fma_wave64 : fma_default),
           std::size_t Align = sizeof(T)>

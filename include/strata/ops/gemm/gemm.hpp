@@ -278,6 +278,20 @@ void sm80_at_alignment(read_mode rm, Fn&& fn) {
   sm80_at_alignment<Target, TA, E, S>(rm.rows16, fn);
 }
 
+/// A CDNA tile (Large: the 32x32 MFMA 128 x 128 one, else the 16x16 skinny one). With FixedOrders, A
+/// row-major and B column-major with 16-byte rows take the form compiled for them: 16-byte copies
+/// staged through registers and 16-byte fragment reads (gfx940, bf16, 128 x 128: 3.75 static
+/// instructions per MFMA in the K loop against 29.56, 136 registers against 220; docs/gemm.md). One
+/// more kernel per tile and dtype pair in a HIP build.
+template <class Target, class TA, class E, bool Large, bool FixedOrders, class Fn>
+void cdna_at_orders(read_mode rm, Fn&& fn) {
+  if constexpr (FixedOrders) {
+    if (rm.rows16 && rm.a_row_b_col && !rm.stream_k)
+      return fn(static_cast<configs::cdna<Target, TA, E, Large, 16, operand_orders::a_row_b_col>*>(nullptr));
+  }
+  fn(static_cast<configs::cdna<Target, TA, E, Large>*>(nullptr));
+}
+
 // Picks platform P's configuration for the shape; fn(kernel*) launches it. Tf32 false: options.tf32
 // cannot reach this call (run_grouped), so the TF32 tiles are not even instantiated for it.
 // FixedOrders: the tiles compiled for fixed operand orders may be picked (strata::gemm's own entry).
@@ -311,8 +325,9 @@ void dispatch(int m, Fn&& fn, read_mode rm = {}) {
   } else if constexpr (P::kind == platform_kind::hip) {
     // One MFMA descriptor per build (STRATA_GEMM_HIP_TARGET, default gfx942): the int8 instructions
     // differ between CDNA2 and CDNA3, and a kernel is compiled for every offload arch of the build.
-    // fp32 runs on the f32 MFMA (full fp32 products). Rows are element-aligned (16-byte instantiations
-    // are not used on HIP yet: they would double the kernels compiled, unmeasured on AMD hardware).
+    // fp32 runs on the f32 MFMA (full fp32 products). With FixedOrders (strata::gemm's own entry), A
+    // row-major and B column-major with 16-byte rows run the tiles compiled for that (cdna_at_orders);
+    // every other call the element-aligned any-order tiles.
     // Under stream-K the 128 x 128 tile runs short of SGPRs (its fix-up state on top of the mainloop's),
     // so stream-K takes the 64 x 64 tile, as CUDA's stream-K avoids its skinny tile; fp8's scale
     // pointers cost two more SGPRs than that tile has left (clang 15, gfx940), so fp8 under stream-K
@@ -321,8 +336,8 @@ void dispatch(int m, Fn&& fn, read_mode rm = {}) {
     if (rm.stream_k) {
       if constexpr (is_fp8<TA>) fn(static_cast<configs::cdna<T, TA, E, false>*>(nullptr));
       else fn(static_cast<kernel<T, typename configs::cdna_atom<T, TA, true>::type, configs::cdna_medium, E>*>(nullptr));
-    } else if (m <= 32) fn(static_cast<configs::cdna<T, TA, E, false>*>(nullptr));
-    else fn(static_cast<configs::cdna<T, TA, E, true>*>(nullptr));
+    } else if (m <= 32) cdna_at_orders<T, TA, E, false, FixedOrders>(rm, fn);
+    else cdna_at_orders<T, TA, E, true, FixedOrders>(rm, fn);
   } else {
     // fp8 takes one tile: the emulator has no decode speed to win, and every translation unit that
     // calls strata::gemm compiles the host entry's kernels (CI compile time).

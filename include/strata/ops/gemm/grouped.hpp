@@ -63,6 +63,7 @@ struct grouped_kernel {
   using shared_storage = typename K::shared_storage;
   static constexpr int threads = K::threads;
   static constexpr int max_threads_per_block = K::max_threads_per_block;
+  static constexpr int min_waves_per_eu = K::min_waves_per_eu;  // HIP: as gemm::kernel (MFMA accumulators in VGPRs)
   // CUDA occupancy: the whole register file's share for 2 blocks of 128 threads (255 per thread), not
   // gemm::kernel's 128-register cap. The per-problem params this kernel builds stay live through the
   // mainloop: its 64 x 64 tensor-core tiles take 153-216 registers, and spill 8-116 bytes under the

@@ -41,6 +41,8 @@
 #include "strata/hierarchy/tile_order.hpp"
 #include "strata/hierarchy/turn.hpp"
 #include "strata/mma/ldmatrix_fragments.hpp"
+#include "strata/arch/schedule.hpp"
+#include "strata/mma/vector_fragments.hpp"
 #include "strata/mma/mma.hpp"
 #include "strata/pipeline/pipeline.hpp"
 #include "strata/runtime/error.hpp"
@@ -198,6 +200,13 @@ struct kernel {
   /// which a 128 cap would spill. HIP and the emulator ignore it.
   static constexpr int register_budget = 128;
   static constexpr int min_blocks_per_multiprocessor = threads >= 256 ? 0 : 65536 / (threads * register_budget);
+  /// HIP occupancy request (the trampoline's amdgpu_waves_per_eu; CUDA and the emulator ignore it): at
+  /// least two waves per SIMD, so at most 256 registers per lane for VGPRs and AGPRs together. Under
+  /// that budget clang 15 selects the MFMA forms that accumulate in VGPRs; with one wave per SIMD
+  /// allowed (512) it put the accumulators in AGPRs and moved all of them to VGPRs and back every K
+  /// step (gfx940, the bf16 128 x 128 tile: 128 v_accvgpr moves per 16 MFMA, 280 registers, one wave
+  /// per SIMD; with the request 216 registers, two waves, no moves, no spills).
+  static constexpr int min_waves_per_eu = 2;
   static constexpr int warp_m = S.tile_m / S.warps_m, warp_n = S.tile_n / S.warps_n;
   using warp_tile = mma::warp_tile<Atom, warp_m, warp_n, S.tile_k>;
 
@@ -229,12 +238,18 @@ struct kernel {
   using stream_tile = copy::tile_copy<T, Rows, S.tile_k, AlignBytes, copy::widest_vector_bytes<T, S.tile_k, AlignBytes>, threads>;
   using stream_tile_a = stream_tile<ta, S.tile_m>;  // (BLK_M, BLK_K)
   using stream_tile_b = stream_tile<tb, S.tile_n>;  // (BLK_N, BLK_K)
-  static constexpr bool use_streams = fixed_orders && Target::atoms.has(arch::atom_family::cp_async) &&
-                                      (stream_tile_a::vector_bytes >= 4) && (stream_tile_b::vector_bytes >= 4) &&
-                                      (threads % stream_tile_a::vectors_per_row == 0) &&
-                                      (threads % stream_tile_b::vectors_per_row == 0);
-  using stream_a = std::conditional_t<use_streams, copy::tile_stream<stream_tile_a>, void>;
-  using stream_b = std::conditional_t<use_streams, copy::tile_stream<stream_tile_b>, void>;
+  static constexpr bool streamable = fixed_orders && (stream_tile_a::vector_bytes >= 4) &&
+                                     (stream_tile_b::vector_bytes >= 4) && (threads % stream_tile_a::vectors_per_row == 0) &&
+                                     (threads % stream_tile_b::vectors_per_row == 0);
+  static constexpr bool use_streams = streamable && Target::atoms.has(arch::atom_family::cp_async);
+  // Targets without cp.async (CDNA) run the same streams staged through registers: the next K step's
+  // global loads are issued before the current stage's MMAs and written to the other stage after them,
+  // one barrier per K step (register_staged_loop). Until 2026-12-06 the copies were plain loads whose
+  // LDS writes waited for the global loads at the top of every K step, in a loop with a run-time trip
+  // count per operand.
+  static constexpr bool use_register_streams = streamable && !use_streams;
+  using stream_a = std::conditional_t<streamable, copy::tile_stream<stream_tile_a>, void>;
+  using stream_b = std::conditional_t<streamable, copy::tile_stream<stream_tile_b>, void>;
 
   // Fragments from shared memory: ldmatrix.x4 for the 16-bit m16n8k16 atoms on targets that have it
   // (one instruction per 16 x 16 piece), else one load per element through the atom's fragment map.
@@ -243,11 +258,20 @@ struct kernel {
   using ldmatrix_loader = std::conditional_t<use_ldmatrix, mma::ldmatrix_fragments<Atom, warp_m, warp_n, S.tile_k>, void>;
   // Fragments double-buffered by k-group (double_buffered_loop) on the ldmatrix path.
   static constexpr bool double_buffered = use_ldmatrix && S.double_buffer;
-  // Each stage row is padded by 16 bytes on the ldmatrix path: the eight 16-byte rows of one 8x8
-  // matrix then start 4 banks apart modulo 32 and never collide (unpadded, a 64-byte row put rows
-  // 0, 2, 4, 6 on the same banks: 4-way conflicts). Rows stay 16-byte aligned for cp.async.
-  static constexpr int pad_a = use_ldmatrix ? int(16 / sizeof(ta)) : 0, pad_b = use_ldmatrix ? int(16 / sizeof(tb)) : 0;
+  // MFMA fragments from stages whose rows run along K (fixed orders: A row-major, B column-major):
+  // each lane reads its share of a stage row with ds_read_b128 (mma::vector_fragments, K permuted
+  // within the stage) instead of one 1- or 2-byte read per element.
+  static constexpr bool use_vector_fragments = fixed_orders && mma::vector_fragment_loadable<Atom>;
+  using vector_loader = std::conditional_t<use_vector_fragments, mma::vector_fragments<Atom, warp_m, warp_n, S.tile_k>, void>;
+  // Each stage row is padded by 16 bytes on the ldmatrix and vector-fragment paths: the eight 16-byte
+  // rows of one 8x8 matrix (or of one 8-lane phase of ds_read_b128) then start 4 banks apart modulo 32
+  // and never collide (unpadded, a 64-byte row put rows 0, 2, 4, 6 on the same banks: 4-way
+  // conflicts). Rows stay 16-byte aligned for cp.async and 16-byte LDS writes.
+  static constexpr bool padded_stages = use_ldmatrix || use_vector_fragments;
+  static constexpr int pad_a = padded_stages ? int(16 / sizeof(ta)) : 0, pad_b = padded_stages ? int(16 / sizeof(tb)) : 0;
   static constexpr int lda_row = S.tile_k + pad_a, lda_col = S.tile_m + pad_a;  // A row-/column-major stage
+  static_assert(!use_vector_fragments || (lda_row * sizeof(ta)) % 16 == 0,
+                "gemm::kernel: vector fragment reads need 16-byte stage rows (tile_k * sizeof(ta) a multiple of 16)");
   static constexpr int ldb_row = S.tile_n + pad_b, ldb_col = S.tile_k + pad_b;  // B row-/column-major stage
   static constexpr int a_stage = S.tile_m * lda_row > S.tile_k * lda_col ? S.tile_m * lda_row : S.tile_k * lda_col;
   static constexpr int b_stage = S.tile_k * ldb_row > S.tile_n * ldb_col ? S.tile_k * ldb_row : S.tile_n * ldb_col;
@@ -379,6 +403,10 @@ struct kernel {
       if (p.a.order != layout::row_major || p.b.order != layout::col_major)
         kernel_bug(ctx.emulated_thread(), "gemm::kernel compiled for A row-major and B column-major got other layouts");
     }
+    if constexpr (use_register_streams) {
+      register_staged_loop(ctx, p, a, b, m0, n0, kt_begin, kt_end, acc);
+      return;
+    }
     if constexpr (use_streams) {
       // The stage sequence: the K residue first when this range ends in it (its summation order is
       // then residue, kt_begin, kt_begin + 1, ...: fixed, so results stay deterministic), then the
@@ -456,28 +484,44 @@ struct kernel {
       if (kt + S.stages - 1 < kt_end) load_stage(pipe, ps, kt + S.stages - 1, std::true_type{});
       pipe.producer_commit();
 
-      typename warp_tile::a_fragments fa;
-      typename warp_tile::b_fragments fb;
-      if constexpr (use_ldmatrix) {
-        ldmatrix_loader::load_a(ctx, fa, smem.a[st], a_row ? lda_row : lda_col, a_row, wm * warp_m);
-        ldmatrix_loader::load_b(ctx, fb, smem.b[st], b_row ? ldb_row : ldb_col, !b_row, wn * warp_n);
-      } else {
-        // The stage as matrices: A (BLK_M, BLK_K), B (BLK_K, BLK_N), each in its global order.
-        const mma::matrix_ref<const ta> sa{smem.a[st], S.tile_m, S.tile_k, a_row ? lda_row : lda_col,
-                                           a_row ? mma::major::row : mma::major::col};
-        const mma::matrix_ref<const tb> sb{smem.b[st], S.tile_k, S.tile_n, b_row ? ldb_row : ldb_col,
-                                           b_row ? mma::major::row : mma::major::col};
-        // Every element lies in the stage (the warp grid tiles it exactly): no per-element bounds test.
-        warp_tile::template load_a<mma::edges::inside>(ctx, fa, sa, wm * warp_m, 0);
-        warp_tile::template load_b<mma::edges::inside>(ctx, fb, sb, 0, wn * warp_n);
-      }
-      if constexpr (detail::is_tf32<Atom>) round_tf32(fa, fb);
-      if constexpr (mma::has_operand_prepare<Atom>) prepare(fa, fb);
-      warp_tile::mma(ctx, fa, fb, acc);
+      stage_mma(ctx, smem, st, wm, wn, a_row, b_row, acc);
       pipe.consumer_release();
     }
-    // An atom that multiplies rescaled operands (OCP fp8 on CDNA3: halved) is rescaled here, once,
-    // so partials, fix-ups and the epilogue all see A * B itself. A power of two: exact.
+    apply_product_scale(acc);
+  }
+
+  /// acc += this warp's part of the product of stage `st` (A (BLK_M, BLK_K), B (BLK_K, BLK_N), each
+  /// stored in its operand's order): fragments from shared memory, then the atoms.
+  template <class Ctx>
+  STRATA_HOST_DEVICE STRATA_FORCEINLINE static void stage_mma(Ctx& ctx, shared_storage& smem, int st, int wm, int wn, bool a_row,
+                                                              bool b_row, typename warp_tile::accumulator& acc) {
+    typename warp_tile::a_fragments fa;
+    typename warp_tile::b_fragments fb;
+    if constexpr (use_ldmatrix) {
+      ldmatrix_loader::load_a(ctx, fa, smem.a[st], a_row ? lda_row : lda_col, a_row, wm * warp_m);
+      ldmatrix_loader::load_b(ctx, fb, smem.b[st], b_row ? ldb_row : ldb_col, !b_row, wn * warp_n);
+    } else if constexpr (use_vector_fragments) {
+      // Fixed orders: both stages run along K (A (BLK_M, BLK_K), B (BLK_N, BLK_K)).
+      vector_loader::load_a(ctx, fa, smem.a[st], lda_row, wm * warp_m);
+      vector_loader::load_b(ctx, fb, smem.b[st], ldb_col, wn * warp_n);
+    } else {
+      // The stage as matrices: A (BLK_M, BLK_K), B (BLK_K, BLK_N), each in its global order.
+      const mma::matrix_ref<const ta> sa{smem.a[st], S.tile_m, S.tile_k, a_row ? lda_row : lda_col,
+                                         a_row ? mma::major::row : mma::major::col};
+      const mma::matrix_ref<const tb> sb{smem.b[st], S.tile_k, S.tile_n, b_row ? ldb_row : ldb_col,
+                                         b_row ? mma::major::row : mma::major::col};
+      // Every element lies in the stage (the warp grid tiles it exactly): no per-element bounds test.
+      warp_tile::template load_a<mma::edges::inside>(ctx, fa, sa, wm * warp_m, 0);
+      warp_tile::template load_b<mma::edges::inside>(ctx, fb, sb, 0, wn * warp_n);
+    }
+    if constexpr (detail::is_tf32<Atom>) round_tf32(fa, fb);
+    if constexpr (mma::has_operand_prepare<Atom>) prepare(fa, fb);
+    warp_tile::mma(ctx, fa, fb, acc);
+  }
+
+  /// An atom that multiplies rescaled operands (OCP fp8 on CDNA3: halved) is rescaled here, once,
+  /// so partials, fix-ups and the epilogue all see A * B itself. A power of two: exact.
+  STRATA_HOST_DEVICE STRATA_FORCEINLINE static void apply_product_scale(typename warp_tile::accumulator& acc) {
     if constexpr (requires { Atom::product_scale; }) {
       STRATA_UNROLL
       for (int i = 0; i < warp_tile::atoms_m; ++i)
@@ -485,7 +529,65 @@ struct kernel {
         for (int j = 0; j < warp_tile::atoms_n; ++j)
           STRATA_UNROLL
           for (int v = 0; v < Atom::c_values; ++v) acc.f[i][j].v[v] *= acc_type(Atom::product_scale);
+    } else {
+      (void)acc;
     }
+  }
+
+  /// The K loop of fixed-order tiles on targets without cp.async (use_register_streams): two stages,
+  /// the operands' next K step loaded into registers (copy::tile_stream::load) before the current
+  /// stage's MMAs and written to the other stage after them, then one barrier. That barrier both
+  /// publishes the new stage and ends every warp's reads of the old one, which the next step's writes
+  /// overwrite. The summation order is the streams' (K residue first, then the full steps in order):
+  /// the same as the cp.async tiles'. The last step has no loads (peeled, so the loop has no branch
+  /// on it). Returns with the stages free but for a barrier (as mainloop).
+  template <class Ctx>
+  STRATA_HOST_DEVICE void register_staged_loop(Ctx& ctx, const params& p, const ta* a, const tb* b, int m0, int n0,
+                                               int kt_begin, int kt_end, typename warp_tile::accumulator& acc) const {
+    static_assert(S.stages == 2, "gemm::kernel: the register-staged loop uses two stages; give the tile 2");
+    auto& smem = ctx.template shared<shared_storage>();
+    const int warp = ctx.warp().index();
+    const int wm = warp / S.warps_n, wn = warp % S.warps_n;
+    acc.fill(acc_type(0));
+    if (kt_begin >= kt_end) return;
+    const bool residue = kt_end == p.k_tiles && p.size.k % S.tile_k != 0;
+    const long long k0 = (long long)kt_begin * S.tile_k;
+    stream_a sa(ctx, a + m0 * p.a.ld + k0, p.a.ld, p.size.m - m0);
+    stream_b sb(ctx, b + n0 * p.b.ld + k0, p.b.ld, p.size.n - n0);
+    typename stream_a::staged ra;
+    typename stream_b::staged rb;
+    if (residue) {
+      // The partial last K step first, zero-filled past K by the general copy.
+      const int kr = (kt_end - 1) * S.tile_k, k_left = p.size.k - kr;
+      copy_a_row::template block_copy<copy::fill::zero>(ctx, smem.a[0], lda_row, a + m0 * p.a.ld + kr, p.a.ld, p.size.m - m0, k_left);
+      copy_b_col::template block_copy<copy::fill::zero>(ctx, smem.b[0], ldb_col, b + n0 * p.b.ld + kr, p.b.ld, p.size.n - n0, k_left);
+    } else {
+      sa.load(ctx, ra);
+      sb.load(ctx, rb);
+      sa.advance();
+      sb.advance();
+      sa.template store<lda_row>(ctx, ra, smem.a[0]);
+      sb.template store<ldb_col>(ctx, rb, smem.b[0]);
+    }
+    ctx.block().sync();
+    // Full steps still to load after the one in stage 0.
+    const int loads = kt_end - kt_begin - 1;
+    int st = 0;
+    for (int s = 0; s < loads; ++s) {
+      sa.load(ctx, ra);
+      sb.load(ctx, rb);
+      sa.advance();
+      sb.advance();
+      arch::scheduling_fence();  // the loads before the MMAs, their LDS writes after (arch/schedule.hpp)
+      stage_mma(ctx, smem, st, wm, wn, true, false, acc);
+      arch::scheduling_fence();
+      sa.template store<lda_row>(ctx, ra, smem.a[st ^ 1]);
+      sb.template store<ldb_col>(ctx, rb, smem.b[st ^ 1]);
+      ctx.block().sync();
+      st ^= 1;
+    }
+    stage_mma(ctx, smem, st, wm, wn, true, false, acc);
+    apply_product_scale(acc);
   }
 
   /// The K loop with fragments double-buffered by k-group (ldmatrix path): k-group kg + 1's fragments

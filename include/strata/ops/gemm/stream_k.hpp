@@ -36,6 +36,7 @@ struct stream_k_kernel {
   static constexpr const char* name = "strata::ops::gemm::stream_k_kernel";
   static constexpr int threads = K::threads;
   static constexpr int max_threads_per_block = threads;
+  static constexpr int min_waves_per_eu = K::min_waves_per_eu;  // HIP: as gemm::kernel (MFMA accumulators in VGPRs)
   // CUDA occupancy: up to 255 registers per thread (2 blocks of 128 threads), not gemm::kernel's 128:
   // the fix-up state comes on top of the mainloop's, and under the 128 cap the tf32 64 x 64 tile
   // spilled 8 bytes on sm_90a (nvcc 13). The 256-thread tiles state none, as in gemm::kernel.

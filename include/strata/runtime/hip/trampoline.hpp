@@ -42,22 +42,40 @@ struct entry_arguments {
 /// in place, each field is loaded (s_load, uniform) where it is used. Measured on the bf16 MFMA GEMM
 /// (gfx940, clang 15): 26 SGPR spills before, none after (docs/design.md, "Kernel arguments on HIP").
 template <class Kernel, class Params, class Target>
-__global__ void __launch_bounds__((strata::detail::kernel_max_threads<Kernel, Target>()))
-    kernel_entry(const entry_arguments<Kernel, Params> arguments) {
+__device__ STRATA_FORCEINLINE void run_in_place() {
   extern __shared__ __attribute__((aligned(128))) unsigned char strata_shared_memory[];
   static_assert(shared_alignment == 128, "the trampoline's shared array alignment must match strata::shared_alignment");
-  (void)arguments;  // the same bytes, read in place below
   // The explicit arguments start at offset 0 of the kernarg segment; `arguments` is the only one.
   const auto& in_place = *(const entry_arguments<Kernel, Params>*)__builtin_amdgcn_kernarg_segment_ptr();
   device_context<Target> ctx(strata_shared_memory, dynamic_shared_offset<Kernel>);
   in_place.kernel(ctx, in_place.params);
 }
 
+template <class Kernel, class Params, class Target>
+__global__ void __launch_bounds__((strata::detail::kernel_max_threads<Kernel, Target>()))
+    kernel_entry(const entry_arguments<Kernel, Params> arguments) {
+  (void)arguments;  // the same bytes, read in place
+  run_in_place<Kernel, Params, Target>();
+}
+
+/// kernel_entry for a kernel that states `min_waves_per_eu`: at least that many waves per SIMD
+/// (clang's amdgpu_waves_per_eu), which caps its registers per lane at 512 / N for VGPRs and AGPRs
+/// together. gemm::kernel states 2, which is what makes clang 15 accumulate MFMA results in VGPRs
+/// (ops/gemm/kernel.hpp says what it cost without).
+template <class Kernel, class Params, class Target>
+__global__ void __launch_bounds__((strata::detail::kernel_max_threads<Kernel, Target>()))
+    __attribute__((amdgpu_waves_per_eu(Kernel::min_waves_per_eu)))
+    kernel_entry_bounded(const entry_arguments<Kernel, Params> arguments) {
+  (void)arguments;
+  run_in_place<Kernel, Params, Target>();
+}
+
 /// The vendor half of strata::launch (runtime/gpu/launch.hpp calls it as strata::detail::gpu_launcher).
 struct launcher {
   template <class Kernel, class Params, class Target>
   static constexpr auto entry_point() {
-    return &kernel_entry<Kernel, Params, Target>;
+    if constexpr (requires { Kernel::min_waves_per_eu; }) return &kernel_entry_bounded<Kernel, Params, Target>;
+    else return &kernel_entry<Kernel, Params, Target>;
   }
 
   /// Queues `fn` (entry_point's trampoline) with the grid, block and cooperative flag of `shape`.
