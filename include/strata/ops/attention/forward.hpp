@@ -146,6 +146,13 @@ struct forward_kernel {
   // __launch_bounds__(threads, 1): without a minimum, ptxas capped some kernels at 128 registers on its
   // own and spilled (fp8 192 on sm_90a: 4 B at 128 registers; 208 and none with the minimum stated).
   static constexpr int min_blocks_per_multiprocessor = 1;
+  // HIP: at least two waves per SIMD (the trampoline's amdgpu_waves_per_eu), under which clang 15
+  // accumulates MFMA results in VGPRs; with one wave allowed it kept S and O in AGPRs and copied them
+  // through VGPRs every key tile (gfx940, bf16 d128: 72 v_accvgpr moves per 32 MFMA, 192 registers;
+  // with the request 160 registers, three waves instead of two). See gemm::kernel::min_waves_per_eu.
+  // Head dims over 192 keep one wave (AGPRs as extra registers): under 256 registers the kernels with
+  // the optional score features spilled 10 (f16) and 14 (e4m3) VGPRs at D 256 on gfx940.
+  static constexpr int min_waves_per_eu = D > 192 || Dv > 192 ? 1 : 2;
   static constexpr bool q_in_shared = Cfg.q_in_shared;
   static constexpr int v_slices = Cfg.v_slices;
   static constexpr int DvB = Dv / v_slices;          // V / O columns per block

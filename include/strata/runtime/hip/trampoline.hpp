@@ -58,7 +58,7 @@ __global__ void __launch_bounds__((strata::detail::kernel_max_threads<Kernel, Ta
   run_in_place<Kernel, Params, Target>();
 }
 
-/// kernel_entry for a kernel that states `min_waves_per_eu`: at least that many waves per SIMD
+/// kernel_entry for a kernel that states `min_waves_per_eu` over 1: at least that many waves per SIMD
 /// (clang's amdgpu_waves_per_eu), which caps its registers per lane at 512 / N for VGPRs and AGPRs
 /// together. gemm::kernel states 2, which is what makes clang 15 accumulate MFMA results in VGPRs
 /// (ops/gemm/kernel.hpp says what it cost without).
@@ -74,8 +74,12 @@ __global__ void __launch_bounds__((strata::detail::kernel_max_threads<Kernel, Ta
 struct launcher {
   template <class Kernel, class Params, class Target>
   static constexpr auto entry_point() {
-    if constexpr (requires { Kernel::min_waves_per_eu; }) return &kernel_entry_bounded<Kernel, Params, Target>;
-    else return &kernel_entry<Kernel, Params, Target>;
+    if constexpr (requires { Kernel::min_waves_per_eu; }) {
+      if constexpr (Kernel::min_waves_per_eu > 1) return &kernel_entry_bounded<Kernel, Params, Target>;
+      else return &kernel_entry<Kernel, Params, Target>;
+    } else {
+      return &kernel_entry<Kernel, Params, Target>;
+    }
   }
 
   /// Queues `fn` (entry_point's trampoline) with the grid, block and cooperative flag of `shape`.
