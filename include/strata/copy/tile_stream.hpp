@@ -36,11 +36,14 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <type_traits>
 
 #include "strata/config/config.hpp"
 #include "strata/copy/cp_async.hpp"
 #include "strata/copy/detail/vector_types.hpp"
 #include "strata/copy/tile.hpp"
+#include "strata/tensor/swizzle.hpp"
 
 namespace strata::copy {
 
@@ -82,7 +85,7 @@ class tile_stream {
     value_type* base = dst + row0_ * DstLd + col0_;
     STRATA_UNROLL
     for (int i = 0; i < per_thread; ++i) {
-      if (even || i + 1 < per_thread || row0_ + i * row_step < Tile::rows)
+      if (has(i))
         cp_async_if<Tile::vector_bytes>(ctx, live_[i], base + i * row_step * DstLd, src_[i]);
     }
   }
@@ -99,19 +102,53 @@ class tile_stream {
     (void)ctx;
     STRATA_UNROLL
     for (int i = 0; i < per_thread; ++i)
-      if (even || i + 1 < per_thread || row0_ + i * row_step < Tile::rows) r.v[i] = detail::load_raw<Tile::vector_bytes>(src_[i]);
+      if (has(i)) r.v[i] = detail::load_raw<Tile::vector_bytes>(src_[i]);
   }
 
-  /// Writes registers loaded by load() into `dst` (a row-major stage of DstLd elements per row).
-  template <int DstLd, class Ctx>
+  /// load() of a tile whose columns at and past `valid_cols` do not exist (a K residue): they are
+  /// zero in `r`, and never read (a vector that straddles the end is read element by element).
+  template <class Ctx>
+  STRATA_HOST_DEVICE void load_partial(Ctx& ctx, staged& r, int valid_cols) const {
+    (void)ctx;
+    constexpr int per_vector = Tile::elements_per_vector;
+    STRATA_UNROLL
+    for (int i = 0; i < per_thread; ++i) {
+      if (!has(i)) continue;
+      const int left = valid_cols - col0_;
+      if (left >= per_vector) {
+        r.v[i] = detail::load_raw<Tile::vector_bytes>(src_[i]);
+      } else {
+        // Element by element into the vector's 32-bit words (no array in private memory: an element
+        // array here went to scratch on gfx940), zero past the end.
+        constexpr int bytes = static_cast<int>(sizeof(value_type));
+        static_assert(bytes == 1 || bytes == 2 || bytes == 4, "tile_stream::load_partial: 1-, 2- or 4-byte elements");
+        using bits_t = std::conditional_t<bytes == 1, std::uint8_t, std::conditional_t<bytes == 2, std::uint16_t, std::uint32_t>>;
+        detail::raw_vector<Tile::vector_bytes> v{};
+        STRATA_UNROLL
+        for (int j = 0; j < per_vector; ++j) {
+          const bits_t b = j < left ? __builtin_bit_cast(bits_t, src_[i][j]) : bits_t{0};
+          v.w[(j * bytes) / 4] |= static_cast<std::uint32_t>(b) << (8 * ((j * bytes) % 4));
+        }
+        r.v[i] = v;
+      }
+    }
+  }
+
+  /// Writes registers loaded by load() into `dst`, a row-major stage of DstLd elements per row whose
+  /// element offsets go through Swizzle (tensor/swizzle.hpp; one 16-byte unit stays whole). A
+  /// thread's vectors are row_step rows apart, which must be a whole number of the swizzle's periods,
+  /// so the swizzle is applied once.
+  template <int DstLd, class Swizzle = no_swizzle, class Ctx>
   STRATA_HOST_DEVICE STRATA_FORCEINLINE void store(Ctx& ctx, const staged& r, value_type* dst) const {
-    value_type* base = dst + row0_ * DstLd + col0_;
+    static_assert((static_cast<long long>(row_step) * DstLd) % Swizzle::period == 0 || per_thread == 1,
+                  "tile_stream::store: a thread's rows must be whole swizzle periods apart");
+    value_type* base = dst + Swizzle{}(static_cast<long long>(row0_) * DstLd + col0_);
     if constexpr (Ctx::emulated) {
       // Counted as the copy's shared-memory writes (the launch statistics), not as plain accesses.
       auto& t = ctx.emulated_thread();
       [[maybe_unused]] auto counted = enter_counted_atom(t);
       for (int i = 0; i < per_thread; ++i)
-        if (even || i + 1 < per_thread || row0_ + i * row_step < Tile::rows) {
+        if (has(i)) {
           count_fragment_access(t, true, base + i * row_step * DstLd, Tile::vector_bytes);
           detail::store_raw<Tile::vector_bytes>(base + i * row_step * DstLd, r.v[i]);
         }
@@ -119,8 +156,7 @@ class tile_stream {
       (void)ctx;
       STRATA_UNROLL
       for (int i = 0; i < per_thread; ++i)
-        if (even || i + 1 < per_thread || row0_ + i * row_step < Tile::rows)
-          detail::store_raw<Tile::vector_bytes>(base + i * row_step * DstLd, r.v[i]);
+        if (has(i)) detail::store_raw<Tile::vector_bytes>(base + i * row_step * DstLd, r.v[i]);
     }
   }
 
@@ -137,6 +173,11 @@ class tile_stream {
   }
 
  private:
+  /// Whether this thread has its i-th vector (all do but, in an uneven tile, the last one).
+  STRATA_HOST_DEVICE STRATA_FORCEINLINE bool has(int i) const {
+    return even || i + 1 < per_thread || row0_ + i * row_step < Tile::rows;
+  }
+
   template <class Ctx>
   STRATA_HOST_DEVICE STRATA_FORCEINLINE void start(Ctx& ctx, const value_type* src, long long src_ld, int valid_rows, bool whole) {
     const int rank = ctx.block().thread_rank();

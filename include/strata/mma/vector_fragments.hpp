@@ -24,8 +24,10 @@
 // Requirements (static_asserts): an MFMA-layout atom (vector_fragment_loadable); R elements of the
 // atom's operand type a multiple of 4 bytes; the caller's row stride and stage base aligned to the
 // read width (`read_bytes`, 16 where R allows). Bank conflicts: a b128 read is served 8 lanes at a time
-// (8 consecutive rows of one lane group); rows padded by 16 bytes (gemm::kernel's stage pad) put them
-// in 8 distinct 16-byte bank groups whenever the unpadded row is a multiple of 128 bytes or of 64.
+// (8 consecutive rows of one lane group). Rows padded by 16 bytes put them in 8 distinct 16-byte bank
+// groups; so does an XOR swizzle of unpadded rows (Swizzle, tensor/swizzle.hpp's swizzle_for: offsets
+// relative to the stage base s), which also keeps the stage's 16-byte writes conflict-free, where the
+// padding leaves 2-way conflicts on 64-byte rows (gemm::kernel).
 //
 // On the emulator every read is counted as a fragment load of its width for the launch's
 // shared-memory statistics, and the fragments the atom receives are the ones the GPU builds, so the
@@ -40,6 +42,7 @@
 #include "strata/copy/vector.hpp"
 #include "strata/mma/mfma.hpp"
 #include "strata/mma/mfma_ocp_fp8.hpp"
+#include "strata/tensor/swizzle.hpp"
 
 namespace strata::mma {
 
@@ -50,7 +53,7 @@ inline constexpr bool vector_fragment_loadable = requires {
   { Atom::k_per_lane } -> std::convertible_to<int>;
 };
 
-template <class Atom, int WarpM, int WarpN, int TileK>
+template <class Atom, int WarpM, int WarpN, int TileK, class Swizzle = no_swizzle>
 struct vector_fragments {
   static_assert(vector_fragment_loadable<Atom>, "vector_fragments: only the MFMA-layout atoms (mfma.hpp)");
   static_assert(std::is_same_v<typename Atom::a_type, typename Atom::b_type>, "vector_fragments: A and B of one type");
@@ -73,13 +76,13 @@ struct vector_fragments {
   /// Stage column of atom kk's value v for lane `lane` (the map above).
   STRATA_HOST_DEVICE static constexpr int k_of(int lane, int kk, int v) { return (lane / Atom::M) * run + kk * kl + v; }
 
-  /// A(m0 .. m0 + WarpM, 0 .. TileK) of a stage: element (m, k) at s[m * ld + k].
+  /// A(m0 .. m0 + WarpM, 0 .. TileK) of a stage: element (m, k) at s[Swizzle(m * ld + k)].
   template <class Ctx, class Fragments>
   STRATA_HOST_DEVICE STRATA_FORCEINLINE static void load_a(Ctx& ctx, Fragments& a, const T* s, int ld, int m0) {
     load_rows<atoms_m>(ctx, s, ld, m0, [&](int i, int kk, int v, T x) { a.f[i][kk].v[v] = x; });
   }
 
-  /// B(0 .. TileK, n0 .. n0 + WarpN) of a stage: element (k, n) at s[n * ld + k].
+  /// B(0 .. TileK, n0 .. n0 + WarpN) of a stage: element (k, n) at s[Swizzle(n * ld + k)].
   template <class Ctx, class Fragments>
   STRATA_HOST_DEVICE STRATA_FORCEINLINE static void load_b(Ctx& ctx, Fragments& b, const T* s, int ld, int n0) {
     load_rows<atoms_n>(ctx, s, ld, n0, [&](int j, int kk, int v, T x) { b.f[kk][j].v[v] = x; });
@@ -87,15 +90,20 @@ struct vector_fragments {
 
  private:
   /// Atoms rows of atoms (Atom::M = Atom::N rows each) from row r0 on: set(atom, kk, v, value) for
-  /// every value of this lane's fragments.
+  /// every value of this lane's fragments. Rows Atom::M apart are whole swizzle periods apart (checked),
+  /// so each read's swizzled offset is computed once for all of them.
   template <int Atoms, class Ctx, class Set>
   STRATA_HOST_DEVICE STRATA_FORCEINLINE static void load_rows(Ctx& ctx, const T* s, int ld, int r0, Set&& set) {
     const int lane = ctx.lane().index();
-    const T* p = s + (r0 + lane % Atom::M) * ld + k_of(lane, 0, 0);
+    const long long first = static_cast<long long>(r0 + lane % Atom::M) * ld + k_of(lane, 0, 0);
+    if constexpr (Ctx::emulated) {
+      if (Atoms > 1 && (static_cast<long long>(Atom::M) * ld) % Swizzle::period != 0)
+        kernel_bug(ctx.emulated_thread(), "mma::vector_fragments: rows one atom apart are not whole swizzle periods apart");
+    }
     STRATA_UNROLL
     for (int i = 0; i < Atoms; ++i) {
       T values[run];
-      read_run(ctx, values, p + i * Atom::M * ld);
+      read_run(ctx, values, s, first, static_cast<long long>(i) * Atom::M * ld);
       STRATA_UNROLL
       for (int kk = 0; kk < atoms_k; ++kk)
         STRATA_UNROLL
@@ -103,23 +111,23 @@ struct vector_fragments {
     }
   }
 
-  /// The lane's run of `run` elements at p, `reads` loads of read_bytes each.
+  /// The lane's run of `run` elements at logical offset `first` (+ `rows`, a whole number of swizzle
+  /// periods) of stage s: `reads` loads of read_bytes each, each at its swizzled offset.
   template <class Ctx>
-  STRATA_HOST_DEVICE STRATA_FORCEINLINE static void read_run(Ctx& ctx, T (&values)[run], const T* p) {
-    if constexpr (Ctx::emulated) {
-      auto& t = ctx.emulated_thread();
-      if (reinterpret_cast<std::uintptr_t>(p) % read_bytes != 0)
-        kernel_bug(t, "mma::vector_fragments: a " + std::to_string(read_bytes) +
-                          "-byte fragment read from an address not aligned to it (the stage's row stride or base)");
-      [[maybe_unused]] auto counted = enter_counted_atom(t);
-      if (counting_shared(t))
-        for (int r = 0; r < reads; ++r) count_fragment_access(t, false, p + r * read_elements, read_bytes);
-    } else {
-      (void)ctx;
-    }
+  STRATA_HOST_DEVICE STRATA_FORCEINLINE static void read_run(Ctx& ctx, T (&values)[run], const T* s, long long first,
+                                                             long long rows) {
     STRATA_UNROLL
     for (int r = 0; r < reads; ++r) {
-      const auto w = copy::shared_load<T, read_elements>(p + r * read_elements);
+      const T* p = s + Swizzle{}(first + r * read_elements) + rows;
+      if constexpr (Ctx::emulated) {
+        auto& t = ctx.emulated_thread();
+        if (reinterpret_cast<std::uintptr_t>(p) % read_bytes != 0)
+          kernel_bug(t, "mma::vector_fragments: a " + std::to_string(read_bytes) +
+                            "-byte fragment read from an address not aligned to it (the stage's row stride or base)");
+        [[maybe_unused]] auto counted = enter_counted_atom(t);
+        if (counting_shared(t)) count_fragment_access(t, false, p, read_bytes);
+      }
+      const auto w = copy::shared_load<T, read_elements>(p);
       STRATA_UNROLL
       for (int e = 0; e < read_elements; ++e) values[r * read_elements + e] = w.v[e];
     }

@@ -280,8 +280,8 @@ void sm80_at_alignment(read_mode rm, Fn&& fn) {
 
 /// A CDNA tile (Large: the 32x32 MFMA 128 x 128 one, else the 16x16 skinny one). With FixedOrders, A
 /// row-major and B column-major with 16-byte rows take the form compiled for them: 16-byte copies
-/// staged through registers and 16-byte fragment reads (gfx940, bf16, 128 x 128: 3.75 static
-/// instructions per MFMA in the K loop against 29.56, 136 registers against 220; docs/gemm.md). One
+/// staged through registers and 16-byte fragment reads (gfx940, bf16, 128 x 128: 4.38 static
+/// instructions per MFMA in the K loop against 29.56, 138 registers against 220; docs/gemm.md). One
 /// more kernel per tile and dtype pair in a HIP build.
 template <class Target, class TA, class E, bool Large, bool FixedOrders, class Fn>
 void cdna_at_orders(read_mode rm, Fn&& fn) {

@@ -43,6 +43,7 @@
 #include "strata/mma/ldmatrix_fragments.hpp"
 #include "strata/arch/schedule.hpp"
 #include "strata/mma/vector_fragments.hpp"
+#include "strata/tensor/swizzle.hpp"
 #include "strata/mma/mma.hpp"
 #include "strata/pipeline/pipeline.hpp"
 #include "strata/runtime/error.hpp"
@@ -90,6 +91,18 @@ struct operand {
 };
 
 namespace detail {
+/// Whether n is a power of two of at least 16 (a stage row tensor/swizzle.hpp's swizzle_for takes).
+constexpr bool pow2_at_least_16(int n) { return n >= 16 && (n & (n - 1)) == 0; }
+/// The stage swizzle of gemm::kernel: swizzle_for<T, RowBytes> when On, else none (lazily: swizzle_for
+/// refuses rows that are not a power of two).
+template <bool On, class T, int RowBytes>
+struct stage_swizzle_of {
+  using type = no_swizzle;
+};
+template <class T, int RowBytes>
+struct stage_swizzle_of<true, T, RowBytes> {
+  using type = swizzle_for<T, RowBytes>;
+};
 
 // The epilogue ops that read a matrix of D's shape (alpha_beta's C, residual's R) move with the
 // batch entry: shift their pointer by `offset` elements. Other ops (biases, scales) are shared by
@@ -262,12 +275,22 @@ struct kernel {
   // each lane reads its share of a stage row with ds_read_b128 (mma::vector_fragments, K permuted
   // within the stage) instead of one 1- or 2-byte read per element.
   static constexpr bool use_vector_fragments = fixed_orders && mma::vector_fragment_loadable<Atom>;
-  using vector_loader = std::conditional_t<use_vector_fragments, mma::vector_fragments<Atom, warp_m, warp_n, S.tile_k>, void>;
+  // The register-staged tiles (use_register_streams) XOR-swizzle their stages instead of padding them
+  // (tensor/swizzle.hpp's swizzle_for: 16-byte units of a row XORed with the row's bank line): an
+  // 8-lane phase of ds_read_b128 (8 rows, one column) and of ds_write_b128 (one or two whole rows)
+  // then both touch 8 distinct 16-byte bank groups. The 16-byte padding serves only the reads: with
+  // 64-byte rows its 80-byte stride left the writes 2-way (perfmodel_budgets: 128 wavefronts per warp
+  // per K step in the bf16 128 x 128 tile against 96).
+  static constexpr bool swizzled_stages = use_register_streams && use_vector_fragments && sizeof(ta) == sizeof(tb) &&
+                                          detail::pow2_at_least_16(S.tile_k * int(sizeof(ta)));
+  using stage_swizzle = typename detail::stage_swizzle_of<swizzled_stages, ta, S.tile_k * int(sizeof(ta))>::type;
+  using vector_loader =
+      std::conditional_t<use_vector_fragments, mma::vector_fragments<Atom, warp_m, warp_n, S.tile_k, stage_swizzle>, void>;
   // Each stage row is padded by 16 bytes on the ldmatrix and vector-fragment paths: the eight 16-byte
   // rows of one 8x8 matrix (or of one 8-lane phase of ds_read_b128) then start 4 banks apart modulo 32
   // and never collide (unpadded, a 64-byte row put rows 0, 2, 4, 6 on the same banks: 4-way
   // conflicts). Rows stay 16-byte aligned for cp.async and 16-byte LDS writes.
-  static constexpr bool padded_stages = use_ldmatrix || use_vector_fragments;
+  static constexpr bool padded_stages = use_ldmatrix || (use_vector_fragments && !swizzled_stages);
   static constexpr int pad_a = padded_stages ? int(16 / sizeof(ta)) : 0, pad_b = padded_stages ? int(16 / sizeof(tb)) : 0;
   static constexpr int lda_row = S.tile_k + pad_a, lda_col = S.tile_m + pad_a;  // A row-/column-major stage
   static_assert(!use_vector_fragments || (lda_row * sizeof(ta)) % 16 == 0,
@@ -557,20 +580,28 @@ struct kernel {
     typename stream_a::staged ra;
     typename stream_b::staged rb;
     if (residue) {
-      // The partial last K step first, zero-filled past K by the general copy.
+      // The partial last K step first, zero past K, through streams of its own (the stage layout is
+      // the streams', swizzled).
       const int kr = (kt_end - 1) * S.tile_k, k_left = p.size.k - kr;
-      copy_a_row::template block_copy<copy::fill::zero>(ctx, smem.a[0], lda_row, a + m0 * p.a.ld + kr, p.a.ld, p.size.m - m0, k_left);
-      copy_b_col::template block_copy<copy::fill::zero>(ctx, smem.b[0], ldb_col, b + n0 * p.b.ld + kr, p.b.ld, p.size.n - n0, k_left);
+      const stream_a last_a(ctx, a + m0 * p.a.ld + kr, p.a.ld, p.size.m - m0);
+      const stream_b last_b(ctx, b + n0 * p.b.ld + kr, p.b.ld, p.size.n - n0);
+      last_a.load_partial(ctx, ra, k_left);
+      last_b.load_partial(ctx, rb, k_left);
+      last_a.template store<lda_row, stage_swizzle>(ctx, ra, smem.a[0]);
+      last_b.template store<ldb_col, stage_swizzle>(ctx, rb, smem.b[0]);
     } else {
       sa.load(ctx, ra);
       sb.load(ctx, rb);
       sa.advance();
       sb.advance();
-      sa.template store<lda_row>(ctx, ra, smem.a[0]);
-      sb.template store<ldb_col>(ctx, rb, smem.b[0]);
+      sa.template store<lda_row, stage_swizzle>(ctx, ra, smem.a[0]);
+      sb.template store<ldb_col, stage_swizzle>(ctx, rb, smem.b[0]);
     }
     ctx.block().sync();
-    // Full steps still to load after the one in stage 0.
+    // Full steps still to load after the one in stage 0. (Unrolled by two, so that the stage index is
+    // a constant and each swizzled read address a per-lane base plus an immediate, the loop took 2.94
+    // static instructions per MFMA instead of 4.38, but clang then held 185 registers instead of 138
+    // around the loop's tail: two waves per SIMD instead of three.)
     const int loads = kt_end - kt_begin - 1;
     int st = 0;
     for (int s = 0; s < loads; ++s) {
@@ -581,8 +612,8 @@ struct kernel {
       arch::scheduling_fence();  // the loads before the MMAs, their LDS writes after (arch/schedule.hpp)
       stage_mma(ctx, smem, st, wm, wn, true, false, acc);
       arch::scheduling_fence();
-      sa.template store<lda_row>(ctx, ra, smem.a[st ^ 1]);
-      sb.template store<ldb_col>(ctx, rb, smem.b[st ^ 1]);
+      sa.template store<lda_row, stage_swizzle>(ctx, ra, smem.a[st ^ 1]);
+      sb.template store<ldb_col, stage_swizzle>(ctx, rb, smem.b[st ^ 1]);
       ctx.block().sync();
       st ^= 1;
     }
