@@ -23,10 +23,17 @@ struct sass_gemm_bf16_cdna_large : sg::configs::cdna<target, strata::bf16, epilo
 struct sass_gemm_bf16_cdna_skinny : sg::configs::cdna<target, strata::bf16, epilogue, false> {};
 // The same tiles compiled for A row-major and B column-major with 16-byte rows (`_tn`), which the
 // entry runs for that layout: 16-byte copies, fragments read with ds_read_b128 (mma::vector_fragments).
-struct sass_gemm_bf16_cdna_large_tn
-    : sg::configs::cdna<target, strata::bf16, epilogue, true, 16, sg::operand_orders::a_row_b_col> {};
-struct sass_gemm_bf16_cdna_skinny_tn
-    : sg::configs::cdna<target, strata::bf16, epilogue, false, 16, sg::operand_orders::a_row_b_col> {};
+// The probe test (CMakeLists.txt) plants a regression: the `_tn` names on the any-layout, element-aligned
+// tiles. Their budgets must fail, so that a green sass.gfx940.gemm_cdna means something.
+#ifdef STRATA_SASS_PROBE
+inline constexpr std::size_t tn_alignment = 2;
+inline constexpr auto tn_orders = sg::operand_orders::any;
+#else
+inline constexpr std::size_t tn_alignment = 16;
+inline constexpr auto tn_orders = sg::operand_orders::a_row_b_col;
+#endif
+struct sass_gemm_bf16_cdna_large_tn : sg::configs::cdna<target, strata::bf16, epilogue, true, tn_alignment, tn_orders> {};
+struct sass_gemm_bf16_cdna_skinny_tn : sg::configs::cdna<target, strata::bf16, epilogue, false, tn_alignment, tn_orders> {};
 
 template <class K>
 void launch_tile(strata::stream& s, const strata::bf16* a, const strata::bf16* b, strata::bf16* d, int m, int n, int k) {
