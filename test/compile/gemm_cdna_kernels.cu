@@ -22,6 +22,9 @@
 // which the entry runs for that layout: copies staged through registers, 16-byte fragment reads.
 // compile-expect-kernels gfx.*: gemm_bf16_large_tn_kernel gemm_bf16_skinny_tn_kernel gemm_f16_large_tn_kernel
 // compile-expect-kernels gfx.*: gemm_i8_large_tn_kernel gemm_f32_large_tn_kernel gemm_f32_skinny_tn_kernel
+// The any-layout tiles at 16-byte rows, which the entry runs for the other layouts with 16-byte rows.
+// compile-expect-kernels gfx.*: gemm_bf16_large16_kernel gemm_bf16_skinny16_kernel gemm_f16_large16_kernel
+// compile-expect-kernels gfx.*: gemm_i8_large16_kernel gemm_i8_skinny16_kernel gemm_f32_large16_kernel gemm_f32_skinny16_kernel
 // compile-expect-code gfx.*: bf16 MFMA 32x32 = v_mfma_f32_32x32x8_?bf16
 // compile-expect-code gfx.*: bf16 MFMA 16x16 = v_mfma_f32_16x16x16_?bf16
 // compile-expect-code gfx.*: f16 MFMA 32x32 = v_mfma_f32_32x32x8_?f16
@@ -34,6 +37,7 @@
 // compile-expect-kernels gfx940: gemm_e4m3_large_kernel gemm_e4m3_skinny_kernel gemm_e5m2_large_kernel
 // compile-expect-kernels gfx940: gemm_e5m2_skinny_kernel gemm_e4m3_stream_k_kernel gemm_fp8_reduce_kernel
 // compile-expect-kernels gfx940: gemm_e4m3_large_tn_kernel gemm_e4m3_skinny_tn_kernel
+// compile-expect-kernels gfx940: gemm_e4m3_large16_kernel gemm_e4m3_skinny16_kernel
 // compile-expect-code gfx940: fp8 MFMA 32x32 = v_mfma_f32_32x32x16_fp8_fp8
 // compile-expect-code gfx940: fp8 MFMA 16x16 = v_mfma_f32_16x16x32_fp8_fp8
 // compile-expect-code gfx940: bf8 MFMA 32x32 = v_mfma_f32_32x32x16_bf8_bf8
@@ -87,6 +91,22 @@ template <int>
 struct gemm_f32_large_tn_kernel : tn<float, float, true> {};
 template <int>
 struct gemm_f32_skinny_tn_kernel : tn<float, float, false> {};
+template <class T, class TD, bool Large>
+using any16 = cf::cdna<target, T, E<TD>, Large, 16>;
+template <int>
+struct gemm_bf16_large16_kernel : any16<strata::bf16, strata::bf16, true> {};
+template <int>
+struct gemm_bf16_skinny16_kernel : any16<strata::bf16, strata::bf16, false> {};
+template <int>
+struct gemm_f16_large16_kernel : any16<strata::f16, float, true> {};
+template <int>
+struct gemm_i8_large16_kernel : any16<std::int8_t, std::int32_t, true> {};
+template <int>
+struct gemm_i8_skinny16_kernel : any16<std::int8_t, std::int32_t, false> {};
+template <int>
+struct gemm_f32_large16_kernel : any16<float, float, true> {};
+template <int>
+struct gemm_f32_skinny16_kernel : any16<float, float, false> {};
 template <int>
 struct gemm_bf16_stream_k_kernel
     : g::stream_k_kernel<g::kernel<target, cf::cdna_atom<target, strata::bf16, true>::type, cf::cdna_medium, E<strata::bf16>>> {};
@@ -125,6 +145,10 @@ template <int N>
 struct gemm_e4m3_skinny_tn_kernel
     : cf::cdna<t8<N>, strata::f8_e4m3, E8<strata::bf16>, false, 16, g::operand_orders::a_row_b_col> {};
 template <int N>
+struct gemm_e4m3_large16_kernel : cf::cdna<t8<N>, strata::f8_e4m3, E8<strata::bf16>, true, 16> {};
+template <int N>
+struct gemm_e4m3_skinny16_kernel : cf::cdna<t8<N>, strata::f8_e4m3, E8<strata::bf16>, false, 16> {};
+template <int N>
 struct gemm_e4m3_stream_k_kernel
     : g::stream_k_kernel<cf::cdna<t8<N>, strata::f8_e4m3, E8<strata::bf16>, false>> {};  // the 64 x 64 tile spills 2 SGPRs
 template <int N>
@@ -146,6 +170,8 @@ void launch_fp8(strata::stream& s) {
     launch_one<gemm_e5m2_skinny_kernel<N>>(s);
     launch_one<gemm_e4m3_stream_k_kernel<N>>(s);
     launch_one<gemm_e4m3_large_tn_kernel<N>>(s);
+    launch_one<gemm_e4m3_large16_kernel<N>>(s);
+    launch_one<gemm_e4m3_skinny16_kernel<N>>(s);
     launch_one<gemm_e4m3_skinny_tn_kernel<N>>(s);
     launch_one<gemm_fp8_reduce_kernel<N>>(s);
   }
@@ -164,6 +190,13 @@ void strata_compile_instantiate_gemm_cdna(strata::stream& s) {
   launch_one<gemm_f32_skinny_kernel<0>>(s);
   launch_one<gemm_bf16_stream_k_kernel<0>>(s);
   launch_one<gemm_bf16_large_tn_kernel<0>>(s);
+  launch_one<gemm_bf16_large16_kernel<0>>(s);
+  launch_one<gemm_bf16_skinny16_kernel<0>>(s);
+  launch_one<gemm_f16_large16_kernel<0>>(s);
+  launch_one<gemm_i8_large16_kernel<0>>(s);
+  launch_one<gemm_i8_skinny16_kernel<0>>(s);
+  launch_one<gemm_f32_large16_kernel<0>>(s);
+  launch_one<gemm_f32_skinny16_kernel<0>>(s);
   launch_one<gemm_bf16_skinny_tn_kernel<0>>(s);
   launch_one<gemm_f16_large_tn_kernel<0>>(s);
   launch_one<gemm_i8_large_tn_kernel<0>>(s);

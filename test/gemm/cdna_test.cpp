@@ -84,3 +84,22 @@ TEST_CASE("gemm CDNA tiles compiled for A row-major, B column-major (operand_ord
   check<cfg::cdna<arch::gfx942, strata::f8_e5m2, EB, true, 16, sg::operand_orders::a_row_b_col>>(
       tn({.m = 40, .n = 35, .k = 48, .seed = 118}));
 }
+
+TEST_CASE("gemm CDNA any-layout tiles with 16-byte rows (B row-major, A column-major)", "[gemm]") {
+  // What strata::gemm runs on HIP for the other layouts when every row is 16-byte aligned: the
+  // any-layout tile with 16-byte copies. Every leading dimension of A and B here is a multiple of 16
+  // bytes (the padding makes it so), as the entry checks before choosing these tiles.
+  using E = ep::chain<ep::alpha_beta<bf16>, ep::convert_to<bf16>>;
+  using KL = cfg::cdna<arch::gfx942, bf16, E, true, 16>;
+  using KS = cfg::cdna<arch::gfx942, bf16, E, false, 16>;
+  check<KL>({.m = 130, .n = 70, .k = 70, .b = sg::layout::row_major, .beta = 0.5f, .pad = 2, .seed = 121});
+  check<KL>({.m = 67, .n = 129, .k = 43, .a = sg::layout::col_major, .b = sg::layout::col_major, .pad = 5, .seed = 122});
+  check<KL>({.m = 40, .n = 48, .k = 104, .a = sg::layout::col_major, .b = sg::layout::row_major, .splits = 2,
+             .serial = true, .seed = 123});
+  check<KS>({.m = 13, .n = 70, .k = 134, .b = sg::layout::row_major, .d = sg::layout::col_major, .pad = 2, .seed = 124});
+  check<KS>({.m = 32, .n = 16, .k = 8, .a = sg::layout::col_major, .batch = 2, .seed = 125});
+  using EF = ep::chain<ep::alpha_beta<float>, ep::convert_to<float>>;
+  check<cfg::cdna<arch::gfx90a, float, EF, true, 16>>({.m = 70, .n = 36, .k = 20, .b = sg::layout::row_major, .seed = 126});
+  using EI = ep::chain<ep::alpha_beta<std::int32_t>, ep::convert_to<std::int32_t>>;
+  check<cfg::cdna<arch::gfx942, std::int8_t, EI, false, 16>>({.m = 9, .n = 41, .k = 64, .a = sg::layout::col_major, .pad = 7, .seed = 127});
+}

@@ -23,6 +23,10 @@ struct sass_gemm_bf16_cdna_large : sg::configs::cdna<target, strata::bf16, epilo
 struct sass_gemm_bf16_cdna_skinny : sg::configs::cdna<target, strata::bf16, epilogue, false> {};
 // The same tiles compiled for A row-major and B column-major with 16-byte rows (`_tn`), which the
 // entry runs for that layout: 16-byte copies, fragments read with ds_read_b128 (mma::vector_fragments).
+// The any-layout tiles at 16-byte rows, which the entry runs for other layouts with 16-byte rows (B
+// row-major, A column-major): 16-byte copies, fragments still read element by element.
+struct sass_gemm_bf16_cdna_large16 : sg::configs::cdna<target, strata::bf16, epilogue, true, 16> {};
+struct sass_gemm_bf16_cdna_skinny16 : sg::configs::cdna<target, strata::bf16, epilogue, false, 16> {};
 // The probe test (CMakeLists.txt) plants a regression: the `_tn` names on the any-layout, element-aligned
 // tiles. Their budgets must fail, so that a green sass.gfx940.gemm_cdna means something.
 #ifdef STRATA_SASS_PROBE
@@ -46,6 +50,8 @@ void launch_tile(strata::stream& s, const strata::bf16* a, const strata::bf16* b
 void sass_gemm_cdna(strata::stream& s, const strata::bf16* a, const strata::bf16* b, strata::bf16* d, int m, int n, int k) {
   launch_tile<sass_gemm_bf16_cdna_large>(s, a, b, d, m, n, k);
   launch_tile<sass_gemm_bf16_cdna_skinny>(s, a, b, d, m, n, k);
+  launch_tile<sass_gemm_bf16_cdna_large16>(s, a, b, d, m, n, k);
+  launch_tile<sass_gemm_bf16_cdna_skinny16>(s, a, b, d, m, n, k);
   launch_tile<sass_gemm_bf16_cdna_large_tn>(s, a, b, d, m, n, k);
   launch_tile<sass_gemm_bf16_cdna_skinny_tn>(s, a, b, d, m, n, k);
 }

@@ -281,13 +281,17 @@ void sm80_at_alignment(read_mode rm, Fn&& fn) {
 /// A CDNA tile (Large: the 32x32 MFMA 128 x 128 one, else the 16x16 skinny one). With FixedOrders, A
 /// row-major and B column-major with 16-byte rows take the form compiled for them: 16-byte copies
 /// staged through registers and 16-byte fragment reads (gfx940, bf16, 128 x 128: 4.38 static
-/// instructions per MFMA in the K loop against 29.56, 138 registers against 220; docs/gemm.md). One
-/// more kernel per tile and dtype pair in a HIP build.
+/// instructions per MFMA in the K loop against 29.56, 138 registers against 220; docs/gemm.md). Other
+/// layouts with 16-byte rows take the any-layout tile at 16-byte alignment (16-byte copies). Two more
+/// kernels per tile and dtype pair in a HIP build.
 template <class Target, class TA, class E, bool Large, bool FixedOrders, class Fn>
 void cdna_at_orders(read_mode rm, Fn&& fn) {
   if constexpr (FixedOrders) {
     if (rm.rows16 && rm.a_row_b_col && !rm.stream_k)
       return fn(static_cast<configs::cdna<Target, TA, E, Large, 16, operand_orders::a_row_b_col>*>(nullptr));
+    // Other layouts with 16-byte rows (B row-major: x W with W stored (in, out); A column-major): the
+    // any-layout tile with 16-byte copies instead of one global load and LDS store per element.
+    if (rm.rows16 && !rm.stream_k) return fn(static_cast<configs::cdna<Target, TA, E, Large, 16>*>(nullptr));
   }
   fn(static_cast<configs::cdna<Target, TA, E, Large>*>(nullptr));
 }
