@@ -106,19 +106,12 @@ def read_budgets(path):
     return budgets, compiler
 
 
-def nvcc_version(nvcc):
-    out = subprocess.run([nvcc, '--version'], capture_output=True, text=True).stdout
-    m = re.search(r'release (\d+)\.(\d+)', out)
+def compiler_version(compiler, pattern, what):
+    """'X.Y' from `compiler --version` (pattern: two groups, major and minor)."""
+    out = subprocess.run([compiler, '--version'], capture_output=True, text=True).stdout
+    m = re.search(pattern, out)
     if not m:
-        sys.exit(f"'{nvcc} --version' did not report a release:\n{out}")
-    return f'{m.group(1)}.{m.group(2)}'
-
-
-def hipcc_version(hipcc):
-    out = subprocess.run([hipcc, '--version'], capture_output=True, text=True).stdout
-    m = re.search(r'clang version (\d+)\.(\d+)', out)
-    if not m:
-        sys.exit(f"'{hipcc} --version' did not report a clang version:\n{out}")
+        sys.exit(f"'{compiler} --version' did not report {what}:\n{out}")
     return f'{m.group(1)}.{m.group(2)}'
 
 
@@ -315,7 +308,8 @@ def main(argv=None):
     if not mine:
         sys.exit(f'{a.budgets} has no budget for source {stem} on {a.target}')
     tool = 'hipcc' if gcn else 'nvcc'
-    version = hipcc_version(a.hipcc) if gcn else nvcc_version(a.nvcc)
+    version = (compiler_version(a.hipcc, r'clang version (\d+)\.(\d+)', 'a clang version') if gcn else
+               compiler_version(a.nvcc, r'release (\d+)\.(\d+)', 'a release'))
     slack = 0.0
     if tool in budget_compiler and budget_compiler[tool] != version:
         slack = SLACK_OTHER_COMPILER

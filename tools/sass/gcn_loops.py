@@ -22,15 +22,18 @@ Kernel figures from the `; Kernel info` block and the metadata after each functi
 per SIMD), spills (VGPRs + SGPRs spilled), stack_bytes (ScratchSize).
 
 Used by tools/sass/check_budgets.py (the `sass` tests of gfx targets) and importable: `functions(text)`
-gives (name, Function) with `.blocks`, `.loops()`, `.figures`; `mix(instructions)`, `summary(...)`.
+gives (name, Function) with `.blocks`, `.loops()`, `.figures`; `mix(instructions)`, `summary(...)`
+(per tensor-core instruction as sass_loops.per_tensor).
 """
 from __future__ import annotations
 
-import argparse
 import collections
-import json
+import pathlib
 import re
 import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import sass_loops  # noqa: E402  (per_tensor and the command line are shared)
 
 _FUNCTION = re.compile(r'^(_Z\w+|[A-Za-z_]\w*):\s*(?:;.*)?$')
 _BLOCK = re.compile(r'^(\.LBB\d+_\d+|; %bb\.\d+):\s*(.*)$')
@@ -241,13 +244,9 @@ def mix(instructions):
     return groups, opcodes
 
 
-def per_tensor(groups) -> float | None:
-    return groups['static'] / groups['tensor'] if groups['tensor'] else None
-
-
 def summary(name, header, instructions):
     groups, opcodes = mix(instructions)
-    ratio = per_tensor(groups)
+    ratio = sass_loops.per_tensor(groups)
     return {'function': name, 'loop': header, 'static': groups['static'], 'tensor': groups['tensor'],
             'per_tensor': None if ratio is None else round(ratio, 2), 'groups': dict(sorted(groups.items())),
             'opcodes': dict(opcodes.most_common())}
@@ -276,38 +275,19 @@ def loop_union(function):
     return [seen[k] for k in sorted(seen)]
 
 
-# ---- command line -------------------------------------------------------------------------------------
-def _print_human(s):
-    ratio = 'n/a' if s['per_tensor'] is None else f"{s['per_tensor']:.2f}"
-    print(f"  loop {s['loop']}: {s['static']} static, {s['tensor']} matrix-core, {ratio} per matrix-core")
-    g = s['groups']
-    keys = ('lds', 'lds_narrow', 'lds_32', 'lds_64', 'lds_128', 'sts', 'sts_narrow', 'sts_32', 'sts_64', 'sts_128',
+# ---- command line (sass_loops.cli) ---------------------------------------------------------------------
+AMD_KEYS = ('lds', 'lds_narrow', 'lds_32', 'lds_64', 'lds_128', 'sts', 'sts_narrow', 'sts_32', 'sts_64', 'sts_128',
             'async_copy', 'global', 'acc_moves', 'barrier', 'waitcnt', 'mufu', 'integer', 'scalar', 'branch', 'local',
             'shuffle', 'permute', 'padding')
-    print('    ' + '  '.join(f'{k} {g[k]}' for k in keys if g.get(k)))
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    ap.add_argument('listing', help='GCN assembly (hipcc --cuda-device-only -S); - for stdin')
-    ap.add_argument('--kernel', default='', help='only functions whose mangled name contains this')
-    ap.add_argument('--all-loops', action='store_true', help='also loops without matrix-core instructions')
-    ap.add_argument('--json', action='store_true', help='one JSON object per loop')
-    a = ap.parse_args(argv)
-    text = sys.stdin.read() if a.listing == '-' else open(a.listing).read()
-    for name, function in functions(text):
-        if a.kernel not in name:
-            continue
-        found = [summary(name, h, ins) for h, _, ins in function.loops()]
-        found = [f for f in found if a.all_loops or f['tensor']]
-        if a.json:
-            for f in found:
-                print(json.dumps(f))
-            continue
-        print(f"{name[:160]}  ({', '.join(f'{k} {v}' for k, v in sorted(function.figures.items()))})")
-        for f in found:
-            _print_human(f)
-    return 0
+    def functions_of(text):
+        for name, function in functions(text):
+            figures = ', '.join(f'{k} {v}' for k, v in sorted(function.figures.items()))
+            yield name, f'{name[:160]}  ({figures})', [(h, summary(name, h, ins)) for h, _, ins in function.loops()]
+    return sass_loops.cli(argv, __doc__.split('\n\n')[0], 'GCN assembly (hipcc --cuda-device-only -S); - for stdin',
+                          'matrix-core', AMD_KEYS, functions_of, show_empty=True)
 
 
 if __name__ == '__main__':

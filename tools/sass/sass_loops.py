@@ -235,40 +235,53 @@ def loop_union(body):
     return [i for i in body if i.address in inside]
 
 
-# ---- command line -------------------------------------------------------------------------------------
-def _print_human(s):
+# ---- command line (also gcn_loops.py's) ---------------------------------------------------------------
+NVIDIA_KEYS = ('ldsm', 'lds', 'lds_narrow', 'lds_32', 'lds_64', 'lds_128', 'sts', 'sts_narrow', 'sts_32', 'sts_64',
+               'sts_128', 'async_copy', 'tma', 'barrier', 'mufu', 'integer', 'branch', 'local', 'global', 'shuffle',
+               'permute', 'padding')
+
+
+def print_loop(where, s, unit, keys):
+    """One loop's summary as text: its static and tensor-core counts, then the groups named in keys."""
     ratio = 'n/a' if s['per_tensor'] is None else f"{s['per_tensor']:.2f}"
-    print(f"  loop {s['start']}..{s['end']}: {s['static']} static, {s['tensor']} tensor-core, {ratio} per tensor-core")
+    print(f"  loop {where}: {s['static']} static, {s['tensor']} {unit}, {ratio} per {unit}")
     g = s['groups']
-    keys = ('ldsm', 'lds', 'lds_narrow', 'lds_32', 'lds_64', 'lds_128', 'sts', 'sts_narrow', 'sts_32', 'sts_64',
-            'sts_128', 'async_copy', 'tma', 'barrier', 'mufu', 'integer', 'branch', 'local', 'global', 'shuffle',
-            'permute', 'padding')
     print('    ' + '  '.join(f'{k} {g[k]}' for k in keys if g.get(k)))
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    ap.add_argument('listing', help='cuobjdump -sass (or nvdisasm) output; - for stdin')
+def cli(argv, description, listing_help, unit, keys, functions_of, show_empty=False):
+    """The command line of a listing reader: functions_of(text) yields (name, heading, [(where, summary)])
+    for every function; loops without tensor-core instructions are left out unless --all-loops, and a
+    function left with none is not printed unless show_empty (its heading carries figures of its own)."""
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument('listing', help=listing_help)
     ap.add_argument('--kernel', default='', help='only functions whose mangled name contains this')
-    ap.add_argument('--all-loops', action='store_true', help='also loops without tensor-core instructions')
+    ap.add_argument('--all-loops', action='store_true', help=f'also loops without {unit} instructions')
     ap.add_argument('--json', action='store_true', help='one JSON object per loop')
     a = ap.parse_args(argv)
     text = sys.stdin.read() if a.listing == '-' else open(a.listing).read()
-    for name, body in functions(text):
+    for name, heading, found in functions_of(text):
         if a.kernel not in name:
             continue
-        found = [summary(name, s, e, ins) for s, e, ins in loops(body)]
-        found = [f for f in found if a.all_loops or f['tensor']]
-        if not found:
-            continue
+        found = [(w, f) for w, f in found if a.all_loops or f['tensor']]
         if a.json:
-            for f in found:
+            for _, f in found:
                 print(json.dumps(f))
             continue
-        print(name[:160])
-        for f in found:
-            _print_human(f)
+        if not found and not show_empty:
+            continue
+        print(heading)
+        for where, f in found:
+            print_loop(where, f, unit, keys)
     return 0
+
+
+def main(argv=None):
+    def functions_of(text):
+        for name, body in functions(text):
+            yield name, name[:160], [(f'{s:#x}..{e:#x}', summary(name, s, e, ins)) for s, e, ins in loops(body)]
+    return cli(argv, __doc__.split('\n\n')[0], 'cuobjdump -sass (or nvdisasm) output; - for stdin', 'tensor-core',
+               NVIDIA_KEYS, functions_of)
 
 
 if __name__ == '__main__':
