@@ -158,25 +158,28 @@ emu::launch_statistics attention_backward_dkdv(int query_tiles) {
 // Measured 2026-12: the ldmatrix.x4 loads are at their ideal (4 each) thanks to the 16-byte row padding;
 // medium and large lose 8 per warp-tile in their cp.async writes, whose 80-byte padded rows (32 bf16 +
 // 16 bytes) put two rows in one quarter-warp phase with 4 banks shared (2-way in half the phases).
-// Goal: the ideal (an XOR-swizzled stage instead of padding would give it).
+// The tiles compiled for A row-major x B column-major (what the entry runs for that layout) XOR-swizzle
+// their stages instead (gemm::kernel::swizzled_stages, since 2026-12-07) and are at the ideal.
 TEST_CASE("wavefront budgets: GEMM sm80 bf16 configurations", "[wavefronts][gemm]") {
   using E = strata::epilogue::chain<strata::epilogue::alpha_beta<bf16>, strata::epilogue::convert_to<bf16>>;
   gemm_budget<cfg::sm80<arch::sm80, bf16, E, cfg::sm80_skinny, 16>>({"gemm sm80_skinny 16x64x64", 52, 52}, 2, 2, 3);
   gemm_budget<cfg::sm80<arch::sm80, bf16, E, cfg::sm80_medium, 16>>({"gemm sm80_medium 64x64x32", 56, 48}, 2, 2, 3);
   gemm_budget<cfg::sm80<arch::sm80, bf16, E, cfg::sm80_large, 16>>({"gemm sm80_large 128x128x32", 72, 64}, 2, 1, 3);
   // A row-major x B column-major, the benchmarked layout, in the tiles compiled for it (what the entry
-  // runs for that layout). B's stage is then column-major with 80-byte padded rows like A's, so its
-  // cp.async writes lose 8 more per warp-tile than B row-major's 272-byte rows: 80 against 72 (large).
+  // runs for that layout). Both stages run along K in 64-byte rows, XOR-swizzled (tensor/swizzle.hpp):
+  // every cp.async write phase and every ldmatrix phase touches 8 distinct 16-byte bank groups. With
+  // the 16-byte padding they had until 2026-12-07 the writes were 2-way: 64 (medium), 80 (large) and
+  // 112 (wide) wavefronts.
   using sg_layout = strata::ops::gemm::layout;
   constexpr auto tn = strata::ops::gemm::operand_orders::a_row_b_col;
-  gemm_budget<cfg::sm80<arch::sm80, bf16, E, cfg::sm80_medium, 16, tn>>({"gemm sm80_medium 64x64x32 A row x B col", 64, 48}, 2, 2,
+  gemm_budget<cfg::sm80<arch::sm80, bf16, E, cfg::sm80_medium, 16, tn>>({"gemm sm80_medium 64x64x32 A row x B col", 48, 48}, 2, 2,
                                                                          3, sg_layout::col_major);
-  gemm_budget<cfg::sm80<arch::sm80, bf16, E, cfg::sm80_large, 16, tn>>({"gemm sm80_large 128x128x32 A row x B col", 80, 64}, 2, 1,
+  gemm_budget<cfg::sm80<arch::sm80, bf16, E, cfg::sm80_large, 16, tn>>({"gemm sm80_large 128x128x32 A row x B col", 64, 64}, 2, 1,
                                                                         3, sg_layout::col_major);
   // The 128 x 256 tile (64 x 64 warp tiles, double-buffered fragments) the entry runs for large outputs:
-  // its warp tile does twice the large tile's MMAs per K step for 112 wavefronts against 80, 30 % less
+  // its warp tile does twice the large tile's MMAs per K step for 88 wavefronts against 64, 31 % less
   // shared-memory traffic per MMA.
-  gemm_budget<cfg::sm80<arch::sm80, bf16, E, cfg::sm80_wide, 16, tn>>({"gemm sm80_wide 128x256x32 A row x B col", 112, 88}, 1, 1,
+  gemm_budget<cfg::sm80<arch::sm80, bf16, E, cfg::sm80_wide, 16, tn>>({"gemm sm80_wide 128x256x32 A row x B col", 88, 88}, 1, 1,
                                                                        3, sg_layout::col_major);
 }
 

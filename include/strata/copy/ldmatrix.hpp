@@ -66,15 +66,26 @@ struct ldmatrix {
   /// The warp-wide load: `row` is this lane's row address (used for lanes below address_lanes).
   template <class Ctx>
   STRATA_HOST_DEVICE STRATA_FORCEINLINE static fragment load(Ctx& ctx, const void* row) {
+    return load(ctx, row, 0u, 0);
+  }
+
+  /// load() from the row address (`base` XOR `flip`) + `offset` bytes, with the XOR on the 32-bit
+  /// shared-memory address on CUDA devices (on a generic pointer it took 64-bit arithmetic): a
+  /// swizzled stage's k-groups are one lane base XOR a constant (mma::ldmatrix_fragments), and the
+  /// offset of each further row block stays an immediate of the instruction. `flip` must only touch
+  /// address bits that are zero in `offset` and in the 128-byte alignment of the stage.
+  template <class Ctx>
+  STRATA_HOST_DEVICE STRATA_FORCEINLINE static fragment load(Ctx& ctx, const void* base, unsigned flip, int offset) {
     static_assert(detail::target_lacks_ldmatrix<typename Ctx::target>::ok);
     static_assert(Ctx::warp_size == 32, "ldmatrix is a 32-lane warp instruction");
     fragment out{};
     if constexpr (Ctx::emulated) {
+      const auto* row = reinterpret_cast<const unsigned char*>(reinterpret_cast<std::uintptr_t>(base) ^ flip) + offset;
       emulate(ctx, row, out);
     } else {
       (void)ctx;
 #if STRATA_CUDA_DEVICE_PASS
-      const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(row));
+      const unsigned a = (static_cast<unsigned>(__cvta_generic_to_shared(base)) ^ flip) + static_cast<unsigned>(offset);
       if constexpr (Num == 1 && !Trans)
         asm volatile("ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%0}, [%1];\n" : "=r"(out[0]) : "r"(a) : "memory");
       else if constexpr (Num == 1)
@@ -92,7 +103,9 @@ struct ldmatrix {
         asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                      : "=r"(out[0]), "=r"(out[1]), "=r"(out[2]), "=r"(out[3]) : "r"(a) : "memory");
 #else
-      (void)row;
+      (void)base;
+      (void)flip;
+      (void)offset;
 #endif
     }
     return out;

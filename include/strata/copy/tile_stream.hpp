@@ -18,17 +18,17 @@
 // predicate (ignore-src: the row is zero-filled, nothing read) at a destination offset that is a
 // compile-time constant from the stage base; advance() adds a constant to each pointer.
 //
-// What a stream does not do: columns past the source's end. Every tile of the run must be whole along
-// the rows (the caller copies a partial tile, such as the K residue, with tile_copy::block_copy_async,
-// which zero-fills by element). Rows past `valid_rows` are zero-filled in every tile.
+// Columns past the source's end: every tile of the run must be whole along the rows but one partial
+// tile (the K residue), which copy_async_partial() / load_partial() copy with the columns past the end
+// zero. Rows past `valid_rows` are zero-filled in every tile.
 //
 // Targets without cp.async (CDNA) stage the tile through registers instead: load() issues this
 // thread's global loads of the current tile into a `staged` set of registers, and store() writes them
 // into a stage later, so the loads fly while the caller computes on the previous stage (the GEMM's
-// register-staged loop, gemm::kernel). There a row past `valid_rows` is not zero-filled: it holds a
-// copy of the run's first row, read from a valid address, which is all a GEMM operand needs (row i of A
-// only reaches row i of D, which is not stored past M; likewise B's rows and N), and it saves a select
-// per register.
+// register-staged loop, gemm::kernel). There a row past `valid_rows` is not zero-filled: each of its
+// vectors holds a copy of the run's first vector (row 0), read from a valid address, which is all a
+// GEMM operand needs (row i of A only reaches row i of D, which is not stored past M; likewise B's rows
+// and N), and it saves a select per register.
 //
 // Requirements: Tile's Threads is the block's thread count (checked on the emulator), a multiple of
 // the vectors per row, so that each thread's vectors share one column and step by a constant number
@@ -78,15 +78,32 @@ class tile_stream {
     start(ctx, src, src_ld, 0, true);
   }
 
-  /// Issues this thread's cp.async copies of the current tile into `dst` (a row-major stage of DstLd
-  /// elements per row); the caller commits and waits (strata::pipeline).
-  template <int DstLd, class Ctx>
+  /// Issues this thread's cp.async copies of the current tile into `dst`, a row-major stage of DstLd
+  /// elements per row whose element offsets go through Swizzle (as store()); the caller commits and
+  /// waits (strata::pipeline).
+  template <int DstLd, class Swizzle = no_swizzle, class Ctx>
   STRATA_HOST_DEVICE STRATA_FORCEINLINE void copy_async(Ctx& ctx, value_type* dst) const {
-    value_type* base = dst + row0_ * DstLd + col0_;
+    value_type* base = dst + destination<DstLd, Swizzle>();
     STRATA_UNROLL
     for (int i = 0; i < per_thread; ++i) {
       if (has(i))
         cp_async_if<Tile::vector_bytes>(ctx, live_[i], base + i * row_step * DstLd, src_[i]);
+    }
+  }
+
+  /// copy_async() of a tile whose columns at and past `valid_cols` do not exist (a K residue): they
+  /// are zero-filled and never read (cp.async's source size; a vector that straddles the end reads
+  /// its first elements). For a prologue: each call computes the sizes.
+  template <int DstLd, class Swizzle = no_swizzle, class Ctx>
+  STRATA_HOST_DEVICE void copy_async_partial(Ctx& ctx, value_type* dst, int valid_cols) const {
+    value_type* base = dst + destination<DstLd, Swizzle>();
+    const int left = valid_cols - col0_;
+    const int bytes = left <= 0 ? 0
+                      : left >= Tile::elements_per_vector ? Tile::vector_bytes
+                                                          : left * static_cast<int>(sizeof(value_type));
+    STRATA_UNROLL
+    for (int i = 0; i < per_thread; ++i) {
+      if (has(i)) cp_async<Tile::vector_bytes>(ctx, base + i * row_step * DstLd, src_[i], live_[i] ? bytes : 0);
     }
   }
 
@@ -140,9 +157,7 @@ class tile_stream {
   /// so the swizzle is applied once.
   template <int DstLd, class Swizzle = no_swizzle, class Ctx>
   STRATA_HOST_DEVICE STRATA_FORCEINLINE void store(Ctx& ctx, const staged& r, value_type* dst) const {
-    static_assert((static_cast<long long>(row_step) * DstLd) % Swizzle::period == 0 || per_thread == 1,
-                  "tile_stream::store: a thread's rows must be whole swizzle periods apart");
-    value_type* base = dst + Swizzle{}(static_cast<long long>(row0_) * DstLd + col0_);
+    value_type* base = dst + destination<DstLd, Swizzle>();
     if constexpr (Ctx::emulated) {
       // Counted as the copy's shared-memory writes (the launch statistics), not as plain accesses.
       auto& t = ctx.emulated_thread();
@@ -173,6 +188,15 @@ class tile_stream {
   }
 
  private:
+  /// This thread's first vector's offset in a stage of DstLd-element rows through Swizzle. Its other
+  /// vectors are row_step rows further: whole swizzle periods, so the swizzle is applied once.
+  template <int DstLd, class Swizzle>
+  STRATA_HOST_DEVICE STRATA_FORCEINLINE int destination() const {
+    static_assert((static_cast<long long>(row_step) * DstLd) % Swizzle::period == 0 || per_thread == 1,
+                  "tile_stream: a thread's rows must be whole swizzle periods apart in the stage");
+    return static_cast<int>(Swizzle{}(row0_ * DstLd + col0_));
+  }
+
   /// Whether this thread has its i-th vector (all do but, in an uneven tile, the last one).
   STRATA_HOST_DEVICE STRATA_FORCEINLINE bool has(int i) const {
     return even || i + 1 < per_thread || row0_ + i * row_step < Tile::rows;

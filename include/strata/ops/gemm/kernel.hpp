@@ -268,29 +268,35 @@ struct kernel {
   // (one instruction per 16 x 16 piece), else one load per element through the atom's fragment map.
   static constexpr bool use_ldmatrix = mma::ldmatrix_loadable<Atom> && Target::atoms.has(arch::atom_family::ldmatrix) &&
                                        warp_m % 16 == 0 && warp_n % 16 == 0;
-  using ldmatrix_loader = std::conditional_t<use_ldmatrix, mma::ldmatrix_fragments<Atom, warp_m, warp_n, S.tile_k>, void>;
   // Fragments double-buffered by k-group (double_buffered_loop) on the ldmatrix path.
   static constexpr bool double_buffered = use_ldmatrix && S.double_buffer;
   // MFMA fragments from stages whose rows run along K (fixed orders: A row-major, B column-major):
   // each lane reads its share of a stage row with ds_read_b128 (mma::vector_fragments, K permuted
   // within the stage) instead of one 1- or 2-byte read per element.
   static constexpr bool use_vector_fragments = fixed_orders && mma::vector_fragment_loadable<Atom>;
-  // The register-staged tiles (use_register_streams) XOR-swizzle their stages instead of padding them
-  // (tensor/swizzle.hpp's swizzle_for: 16-byte units of a row XORed with the row's bank line): an
-  // 8-lane phase of ds_read_b128 (8 rows, one column) and of ds_write_b128 (one or two whole rows)
-  // then both touch 8 distinct 16-byte bank groups. The 16-byte padding serves only the reads: with
-  // 64-byte rows its 80-byte stride left the writes 2-way (perfmodel_budgets: 128 wavefronts per warp
-  // per K step in the bf16 128 x 128 tile against 96).
-  static constexpr bool swizzled_stages = use_register_streams && use_vector_fragments && sizeof(ta) == sizeof(tb) &&
-                                          detail::pow2_at_least_16(S.tile_k * int(sizeof(ta)));
+  // The streamed fixed-order tiles XOR-swizzle their stages instead of padding them (tensor/swizzle.hpp's
+  // swizzle_for: 16-byte units of a row XORed with the row's bank line): an 8-lane phase of a
+  // fragment read (ldmatrix's 8 row addresses, or ds_read_b128's 8 rows at one column) and of a
+  // 16-byte write (cp.async or ds_write_b128 of one or two whole rows) then both touch 8 distinct
+  // 16-byte bank groups. The 16-byte padding serves only the reads: with 64-byte rows its 80-byte
+  // stride left the writes 2-way (perfmodel_budgets, bf16 128 x 128 tile, per warp per K step: 128
+  // wavefronts against 96 on gfx942 until 2026-12-06, 80 against 64 on sm80 until 2026-12-07).
+  // On the cp.async path only rows under 128 bytes are swizzled: a 128-byte row is one write phase by
+  // itself, which the padding keeps conflict-free too, and each swizzled k-group costs an address per
+  // stage (sm_90a, the 16 x 64 x 64 tile: 76 instead of 70 static instructions per K step).
+  static constexpr bool swizzled_stages = ((use_register_streams && use_vector_fragments) ||
+                                           (use_streams && use_ldmatrix && S.tile_k * int(sizeof(ta)) < 128)) &&
+                                          sizeof(ta) == sizeof(tb) && detail::pow2_at_least_16(S.tile_k * int(sizeof(ta)));
   using stage_swizzle = typename detail::stage_swizzle_of<swizzled_stages, ta, S.tile_k * int(sizeof(ta))>::type;
+  using ldmatrix_loader =
+      std::conditional_t<use_ldmatrix, mma::ldmatrix_fragments<Atom, warp_m, warp_n, S.tile_k, stage_swizzle>, void>;
   using vector_loader =
       std::conditional_t<use_vector_fragments, mma::vector_fragments<Atom, warp_m, warp_n, S.tile_k, stage_swizzle>, void>;
   // Each stage row is padded by 16 bytes on the ldmatrix and vector-fragment paths: the eight 16-byte
   // rows of one 8x8 matrix (or of one 8-lane phase of ds_read_b128) then start 4 banks apart modulo 32
   // and never collide (unpadded, a 64-byte row put rows 0, 2, 4, 6 on the same banks: 4-way
   // conflicts). Rows stay 16-byte aligned for cp.async and 16-byte LDS writes.
-  static constexpr bool padded_stages = use_ldmatrix || (use_vector_fragments && !swizzled_stages);
+  static constexpr bool padded_stages = (use_ldmatrix || use_vector_fragments) && !swizzled_stages;
   static constexpr int pad_a = padded_stages ? int(16 / sizeof(ta)) : 0, pad_b = padded_stages ? int(16 / sizeof(tb)) : 0;
   static constexpr int lda_row = S.tile_k + pad_a, lda_col = S.tile_m + pad_a;  // A row-/column-major stage
   static_assert(!use_vector_fragments || (lda_row * sizeof(ta)) % 16 == 0,
@@ -299,9 +305,14 @@ struct kernel {
   static constexpr int a_stage = S.tile_m * lda_row > S.tile_k * lda_col ? S.tile_m * lda_row : S.tile_k * lda_col;
   static constexpr int b_stage = S.tile_k * ldb_row > S.tile_n * ldb_col ? S.tile_k * ldb_row : S.tile_n * ldb_col;
 
+  static_assert(!swizzled_stages || ((8 * lda_row) % stage_swizzle::period == 0 && (S.tile_m * lda_row) % stage_swizzle::period == 0 &&
+                                       (S.tile_n * ldb_col) % stage_swizzle::period == 0),
+                "gemm::kernel: a swizzled stage must be whole swizzle periods, 8 rows each");
+  // A swizzled stage starts on a bank line (128 bytes), so that its XOR pattern is the banks'.
+  static constexpr std::size_t stage_align = swizzled_stages ? 128 : 16;
   struct shared_storage {
-    alignas(16) ta a[S.stages][a_stage];  // (STAGES, BLK_M x BLK_K in A's order, rows padded)
-    alignas(16) tb b[S.stages][b_stage];  // (STAGES, BLK_K x BLK_N in B's order, rows padded)
+    alignas(stage_align) ta a[S.stages][a_stage];  // (STAGES, BLK_M x BLK_K in A's order, rows padded or swizzled)
+    alignas(stage_align) tb b[S.stages][b_stage];  // (STAGES, BLK_K x BLK_N in B's order, rows padded or swizzled)
   };
 
   struct params {
@@ -442,13 +453,21 @@ struct kernel {
         if constexpr (!decltype(steady)::value) {
           if (residue && kt == kt_begin) {
             const int kr = (kt_end - 1) * S.tile_k, k_left = p.size.k - kr;
-            copy_stage<copy_a_row>(pipe, ctx, smem.a[st], lda_row, a + m0 * p.a.ld + kr, p.a.ld, p.size.m - m0, k_left);
-            copy_stage<copy_b_col>(pipe, ctx, smem.b[st], ldb_col, b + n0 * p.b.ld + kr, p.b.ld, p.size.n - n0, k_left);
+            if constexpr (swizzled_stages) {
+              // Through streams of its own, so that the stage layout (swizzled) is the streams'.
+              const stream_a last_a(ctx, a + m0 * p.a.ld + kr, p.a.ld, p.size.m - m0);
+              const stream_b last_b(ctx, b + n0 * p.b.ld + kr, p.b.ld, p.size.n - n0);
+              last_a.template copy_async_partial<lda_row, stage_swizzle>(ctx, smem.a[st], k_left);
+              last_b.template copy_async_partial<ldb_col, stage_swizzle>(ctx, smem.b[st], k_left);
+            } else {
+              copy_stage<copy_a_row>(pipe, ctx, smem.a[st], lda_row, a + m0 * p.a.ld + kr, p.a.ld, p.size.m - m0, k_left);
+              copy_stage<copy_b_col>(pipe, ctx, smem.b[st], ldb_col, b + n0 * p.b.ld + kr, p.b.ld, p.size.n - n0, k_left);
+            }
             return;
           }
         }
-        sa.template copy_async<lda_row>(ctx, smem.a[st]);
-        sb.template copy_async<ldb_col>(ctx, smem.b[st]);
+        sa.template copy_async<lda_row, stage_swizzle>(ctx, smem.a[st]);
+        sb.template copy_async<ldb_col, stage_swizzle>(ctx, smem.b[st]);
         sa.advance();
         sb.advance();
       });
@@ -634,19 +653,22 @@ struct kernel {
                                                       bool a_row, bool b_row, typename warp_tile::accumulator& acc,
                                                       LoadStage& load_stage) {
     using group_tile = mma::warp_tile<Atom, warp_m, warp_n, Atom::K>;
-    using group_loader = mma::ldmatrix_fragments<Atom, warp_m, warp_n, Atom::K>;
+    using group_loader = mma::ldmatrix_fragments<Atom, warp_m, warp_n, Atom::K, stage_swizzle>;
     constexpr int groups = S.tile_k / Atom::K;
     if (kt_begin >= kt_end) return;  // nothing was copied (the prologue committed empty groups)
     const int warp_index = ctx.warp().index();
     const int m0 = (warp_index / S.warps_n) * warp_m, n0 = (warp_index % S.warps_n) * warp_n;
     const int lda = a_row ? lda_row : lda_col, ldb = b_row ? ldb_row : ldb_col;
-    // Elements from one k-group to the next in each stage: along a row where K is contiguous.
-    const int a_group = a_row ? Atom::K : Atom::K * lda, b_group = b_row ? Atom::K * ldb : Atom::K;
     typename group_tile::a_fragments fa[2];
     typename group_tile::b_fragments fb[2];
+    // k-group kg is the stage's K columns kg * Atom::K..: in a swizzled stage a coordinate the
+    // swizzle sees; else a pointer step along the rows where K is contiguous, down them where not.
+    const int a_group = swizzled_stages ? 0 : a_row ? Atom::K : Atom::K * lda;
+    const int b_group = swizzled_stages ? 0 : b_row ? Atom::K * ldb : Atom::K;
+    const int k_group = swizzled_stages ? Atom::K : 0;
     const auto load_group = [&](int buf, int st, int kg) {
-      group_loader::load_a(ctx, fa[buf], smem.a[st] + kg * a_group, lda, a_row, m0);
-      group_loader::load_b(ctx, fb[buf], smem.b[st] + kg * b_group, ldb, !b_row, n0);
+      group_loader::load_a(ctx, fa[buf], smem.a[st] + kg * a_group, lda, a_row, m0, kg * k_group);
+      group_loader::load_b(ctx, fb[buf], smem.b[st] + kg * b_group, ldb, !b_row, n0, kg * k_group);
     };
     const auto warp = ctx.warp();
     // Every wait below finds Stages - 1 groups committed ahead (the prologue's, then one per step).

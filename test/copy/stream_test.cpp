@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+// copy::tile_stream into plain and XOR-swizzled stages: the cp.async forms (copy_async, and
+// copy_async_partial for a K residue) on sm80, the register-staged forms (load / load_partial, store)
+// on gfx942. One block copies a 64 x 32 tile of 16-bit values from a strided source whose valid rows
+// and columns end inside the tile, then reads the stage back through the swizzle: every element must
+// be its source value, and zero past the valid columns (and, on the cp.async path, past the valid
+// rows; the register path copies the run's first vector there, which the GEMM never stores). The stage starts
+// poisoned, so a vector written to the wrong place shows twice: once missing, once misplaced.
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <vector>
+
+#include "../unit/support.hpp"
+#include "strata/copy/tile_stream.hpp"
+#include "strata/strata.hpp"
+
+using namespace strata_test;
+namespace arch = strata::arch;
+
+namespace {
+
+constexpr int rows = 64, cols = 32, threads = 128;
+constexpr std::uint16_t stage_poison = 0xBEEF;
+
+struct stream_params {
+  const std::uint16_t* in;
+  std::uint16_t* out;  // rows x cols, the stage read back in logical order
+  long long ld;
+  int valid_rows, valid_cols;
+  int advance;  // tiles the stream advances before it copies (the source then starts that far along)
+};
+
+template <class Target, class Swizzle, bool Partial>
+struct stream_kernel {
+  using target = Target;
+  static constexpr const char* name = "stream_kernel";
+  static constexpr int max_threads_per_block = threads;
+  using tile = strata::copy::tile_copy<std::uint16_t, rows, cols, 16, 16, threads>;
+  using stream = strata::copy::tile_stream<tile>;
+  struct shared_storage {
+    alignas(128) std::uint16_t stage[rows * cols];
+  };
+
+  template <class Ctx>
+  STRATA_HOST_DEVICE void operator()(Ctx& ctx, const stream_params& p) const {
+    auto& s = ctx.template shared<shared_storage>();
+    const int t = ctx.block().thread_rank();
+    for (int i = t; i < rows * cols; i += threads) s.stage[i] = stage_poison;
+    ctx.block().sync();
+    stream st(ctx, p.in, p.ld, p.valid_rows);
+    for (int a = 0; a < p.advance; ++a) st.advance();
+    if constexpr (Target::atoms.has(arch::atom_family::cp_async)) {
+      if constexpr (Partial) st.template copy_async_partial<cols, Swizzle>(ctx, s.stage, p.valid_cols);
+      else st.template copy_async<cols, Swizzle>(ctx, s.stage);
+      strata::copy::cp_async_commit(ctx);
+      strata::copy::cp_async_wait_all(ctx);
+    } else {
+      typename stream::staged r;
+      if constexpr (Partial) st.load_partial(ctx, r, p.valid_cols);
+      else st.load(ctx, r);
+      st.template store<cols, Swizzle>(ctx, r, s.stage);
+    }
+    ctx.block().sync();
+    for (int i = t; i < rows * cols; i += threads) p.out[i] = s.stage[Swizzle{}(i)];
+  }
+};
+
+template <class Target, class Swizzle, bool Partial>
+void check_stream(int valid_rows, int valid_cols, int advance) {
+  const long long ld = 3 * cols + 8;  // rows 16-byte aligned, not a multiple of the tile
+  std::vector<std::uint16_t> src(static_cast<std::size_t>(rows) * ld);
+  for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<std::uint16_t>(1 + (i * 2654435761u) % 60000);
+  const bool register_path = !Target::atoms.has(arch::atom_family::cp_async);
+  for (const auto& opt : schedules()) {
+    strata::stream s;
+    s.set_emulator_options(opt);
+    auto in = to_device(s, src);
+    auto out = poisoned<std::uint16_t>(s, static_cast<std::size_t>(rows) * cols, 0xDEAD);
+    strata::launch(s, {.grid = 1, .block = threads}, stream_kernel<Target, Swizzle, Partial>{},
+                   stream_params{in.data(), out.data(), ld, valid_rows, valid_cols, advance});
+    const auto o = to_host(s, out);
+    for (int r = 0; r < rows; ++r)
+      for (int c = 0; c < cols; ++c) {
+        const int k = advance * cols + c;
+        std::uint16_t want = 0;
+        if (c < valid_cols || !Partial) {
+          if (r < valid_rows) want = src[static_cast<std::size_t>(r) * ld + k];
+          else if (register_path) want = src[static_cast<std::size_t>(advance * cols + c % 8)];  // the run's first vector
+        }
+        INFO(Target::name << " swizzle bits " << Swizzle::bits << (Partial ? " partial" : " whole") << " rows "
+                          << valid_rows << " cols " << valid_cols << " at (" << r << ", " << c << ")");
+        REQUIRE(o[static_cast<std::size_t>(r) * cols + c] == want);
+      }
+  }
+}
+
+template <class Target, class Swizzle>
+void check_target() {
+  check_stream<Target, Swizzle, false>(rows, cols, 0);
+  check_stream<Target, Swizzle, false>(37, cols, 2);  // rows past the source's end, an advanced run
+  // K residues: inside the first vector, on a vector boundary, inside a later one, none, all.
+  for (int valid_cols : {3, 8, 13, 0, cols}) check_stream<Target, Swizzle, true>(rows, valid_cols, 1);
+  check_stream<Target, Swizzle, true>(5, 21, 0);
+}
+
+}  // namespace
+
+TEST_CASE("tile_stream: cp.async into plain and XOR-swizzled stages, K residue zero-filled (sm80)", "[copy][stream]") {
+  check_target<arch::sm80, strata::no_swizzle>();
+  check_target<arch::sm80, strata::swizzle_for<std::uint16_t, cols * 2>>();
+}
+
+TEST_CASE("tile_stream: register-staged load / store into plain and XOR-swizzled stages (gfx942)", "[copy][stream]") {
+  check_target<arch::gfx942, strata::no_swizzle>();
+  check_target<arch::gfx942, strata::swizzle_for<std::uint16_t, cols * 2>>();
+}
