@@ -30,20 +30,60 @@ TEST_CASE("philox4x32-10 known-answer vectors", "[attention][dropout]") {
   }
 }
 
-TEST_CASE("dropout mask: a pure function of its inputs, rate close to p", "[attention][dropout]") {
-  const std::uint32_t th = A::dropout_threshold(0.25f);
-  CHECK(th == 0x40000000u);
+TEST_CASE("dropout mask: a pure function of its inputs, rate close to the 8-bit threshold's", "[attention][dropout]") {
+  // t = round(256 p); everything dropped from p = 511 / 512 on; the scale keeps E[P] exactly.
   CHECK(A::dropout_threshold(0.f) == 0u);
-  int kept = 0, n = 0, differ = 0;
-  for (int i = 0; i < 64; ++i)
-    for (int j = 0; j < 64; ++j) {
-      const bool a = A::dropout_keep(42, 7, th, 1, 4, 2, i, j);
-      CHECK(a == A::dropout_keep(42, 7, th, 1, 4, 2, i, j));
-      differ += a != A::dropout_keep(43, 7, th, 1, 4, 2, i, j);
-      kept += a, ++n;
+  CHECK(A::dropout_threshold(0.25f) == 64u);
+  CHECK(A::dropout_threshold(0.1f) == 26u);
+  CHECK(A::dropout_threshold(0.001f) == 0u);
+  CHECK(A::dropout_threshold(0.998f) == 255u);
+  CHECK(A::dropout_threshold(0.999f) == 256u);
+  CHECK(A::dropout_scale(64u) == 256.f / 192.f);
+  CHECK(A::dropout_scale(0u) == 1.f);
+  CHECK(A::dropout_scale(256u) == 0.f);
+  for (const float p : {0.1f, 0.25f, 0.5f, 0.9f}) {
+    const std::uint32_t th = A::dropout_threshold(p);
+    int kept = 0, n = 0, differ = 0;
+    for (int i = 0; i < 96; ++i)
+      for (int j = 0; j < 200; ++j) {
+        const bool a = A::dropout_keep(42, 7, th, 1, 4, 2, i, j);
+        CHECK(a == A::dropout_keep(42, 7, th, 1, 4, 2, i, j));
+        differ += a != A::dropout_keep(43, 7, th, 1, 4, 2, i, j);
+        kept += a, ++n;
+      }
+    INFO("p " << p << " threshold " << th);
+    CHECK(std::abs(static_cast<double>(kept) / n - (256.0 - th) / 256.0) < 0.02);
+    CHECK(differ > n / 20);  // another seed gives another mask
+  }
+}
+
+TEST_CASE("dropout groups: 16 columns per Philox call, one mma.sync lane's scores of a row in 64 keys", "[attention][dropout]") {
+  // Every 64 columns split into 4 groups of 16, each column one byte of its group's draw.
+  for (int base : {0, 64, 640}) {
+    bool seen[4][16] = {};
+    for (int c = base; c < base + 64; ++c) {
+      const int g = A::dropout_group_of(c) - base / 64 * 4, byte = A::dropout_byte_of(c);
+      REQUIRE((g >= 0 && g < 4 && byte >= 0 && byte < 16));
+      CHECK_FALSE(seen[g][byte]);
+      seen[g][byte] = true;
     }
-  CHECK(std::abs(static_cast<double>(kept) / n - 0.75) < 0.03);
-  CHECK(differ > n / 5);  // another seed gives another mask
+  }
+  // Lane l of the m16n8 C layout holds columns 8 j + 2 (l % 4) + {0, 1}: group l % 4, byte 2 j + {0, 1},
+  // which is how the forward indexes its draws (forward.hpp, grouped_draws).
+  for (int l = 0; l < 32; ++l)
+    for (int j = 0; j < 8; ++j)
+      for (int e = 0; e < 2; ++e) {
+        const int col = 128 + 8 * j + 2 * (l % 4) + e;
+        CHECK(A::dropout_group_of(col) == 2 * 4 + l % 4);
+        CHECK(A::dropout_byte_of(col) == 2 * j + e);
+      }
+  // The mask bit is the byte of its group's draw against the threshold.
+  const std::uint32_t th = A::dropout_threshold(0.3f);
+  for (int row = 0; row < 5; ++row)
+    for (int col = 0; col < 300; col += 7) {
+      const A::philox_u32x4 d = A::dropout_draw(5, (1ull << 33) + 9, 1, 3, 2, row, A::dropout_group_of(col));
+      CHECK(A::dropout_keep(5, (1ull << 33) + 9, th, 1, 3, 2, row, col) == (A::dropout_byte(d, A::dropout_byte_of(col)) >= th));
+    }
 }
 
 TEST_CASE("attention forward with dropout against the reference", "[attention][dropout]") {

@@ -2,9 +2,12 @@
 // Target descriptors and the dispatch model: the numbers kernels and schedulers are sized from.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <limits>
 #include <vector>
 
 #include "strata/arch/arch.hpp"
+#include "strata/arch/fast_math.hpp"
 #include "strata/hierarchy/dims.hpp"
 
 namespace arch = strata::arch;
@@ -60,4 +63,23 @@ TEST_CASE("dims: linear and unlinear are inverse", "[hierarchy]") {
   const strata::dims e(5, 3, 4);
   for (long long l = 0; l < e.volume(); ++l) REQUIRE(e.linear(e.unlinear(l)) == l);
   STATIC_REQUIRE(strata::dims(2, 3, 4).volume() == 24);
+}
+
+TEST_CASE("arch::tanh_fast: absolute error within a few ulps of 1, exact limits, NaN kept", "[arch][fast_math]") {
+  // The host form is the GPU formula with exact exp2 and division (the GPU's ex2.approx / rcp.approx
+  // add relative errors of 2^-22 / 2^-23 to its two steps).
+  double worst = 0;
+  for (int i = -40000; i <= 40000; ++i) {
+    const float x = static_cast<float>(i) * 5e-4f;  // [-20, 20]
+    const double err = std::abs(static_cast<double>(strata::arch::tanh_fast(x)) - std::tanh(static_cast<double>(x)));
+    worst = err > worst ? err : worst;
+  }
+  CHECK(worst < 4.0 * 1.2e-7);
+  const float inf = std::numeric_limits<float>::infinity();
+  CHECK(strata::arch::tanh_fast(inf) == 1.f);
+  CHECK(strata::arch::tanh_fast(-inf) == -1.f);
+  CHECK(strata::arch::tanh_fast(100.f) == 1.f);
+  CHECK(strata::arch::tanh_fast(-100.f) == -1.f);
+  CHECK(strata::arch::tanh_fast(0.f) == 0.f);
+  CHECK(std::isnan(strata::arch::tanh_fast(std::numeric_limits<float>::quiet_NaN())));
 }

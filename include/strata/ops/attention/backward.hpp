@@ -13,8 +13,8 @@
 //         dK, dV accumulators in shared memory (fp32) and walks every query head of the GQA group and
 //         every query tile in order:
 //           P   = exp(mask(mods(scale * Q K^T)) - LSE)     (recomputed; 0 where masked)
-//           Pd  = P o Z / (1 - p_drop)                      (Z: the forward's Philox dropout mask)
-//           dV += Pd^T dO;   dP = (dO V^T) o Z / (1 - p_drop)
+//           Pd  = P o Z / (1 - r)                           (Z: the forward's Philox dropout mask, r its rate)
+//           dV += Pd^T dO;   dP = (dO V^T) o Z / (1 - r)
 //           Di  = rowsum(dO o O)                            (per query row, from `pre`)
 //           dS  = P o (dP - Di) o softcap'(.) * scale
 //           dK += dS^T Q;    dQ += dS K   (the accumulator: atomically, or in key-tile order)
@@ -32,6 +32,7 @@
 #include <type_traits>
 
 #include "strata/arch/atomic.hpp"
+#include "strata/arch/fast_math.hpp"
 #include "strata/config/config.hpp"
 #include "strata/hierarchy/turn.hpp"
 #include "strata/ops/attention/forward.hpp"
@@ -197,7 +198,8 @@ struct backward_dkdv_kernel {
     const int n0 = t * BN;
     if (n0 >= sq.sk) return;  // this sequence has no such key tile (the dq kernel does not read it)
     const int group = p.heads / p.heads_k;
-    const float drop_scale = p.dropout_p > 0.f ? 1.f / (1.f - p.dropout_p) : 1.f;
+    const float drop_scale = p.dropout_p > 0.f ? dropout_scale(p.dropout_threshold) : 1.f;
+    const float inv_softcap = p.softcap > 0.f ? 1.f / p.softcap : 0.f;
 
     const Elem* kg = static_cast<const Elem*>(p.k) + b * p.k_bs + static_cast<long long>(sq.k0) * p.k_rs + hk * p.k_hs;
     const Elem* vg = static_cast<const Elem*>(p.v) + b * p.v_bs + static_cast<long long>(sq.k0) * p.v_rs + hk * p.v_hs;
@@ -246,7 +248,7 @@ struct backward_dkdv_kernel {
             float x = s * p.scale;
             dfac = p.scale;
             if (p.softcap > 0.f) {
-              const float th = ::tanhf(x / p.softcap);
+              const float th = arch::tanh_fast(x * inv_softcap);  // the forward's (forward.hpp)
               x = p.softcap * th;
               dfac *= 1.f - th * th;
             }

@@ -194,7 +194,8 @@ struct backward_dkdv_mma_kernel {
 
     constexpr float log2e = 1.4426950408889634f;
     const float exp2_scale = p.scale * log2e;
-    const float drop_scale = p.dropout_p > 0.f ? 1.f / (1.f - p.dropout_p) : 1.f;
+    const float drop_scale = p.dropout_p > 0.f ? dropout_scale(p.dropout_threshold) : 1.f;
+    const float inv_softcap = p.softcap > 0.f ? 1.f / p.softcap : 0.f;
     constexpr bool extras = Features == score_features::any;
     // Without a score modifier or the extras, P = 2^(s c - LSE2) is one FFMA and one ex2 per score.
     constexpr bool folded = !extras && std::is_same_v<ScoreMod, no_score_mod>;
@@ -262,7 +263,7 @@ struct backward_dkdv_mma_kernel {
             } else {
               float x = sv * p.scale, dfac = p.scale;
               if (extras && p.softcap > 0.f) {
-                const float th = ::tanhf(x / p.softcap);
+                const float th = arch::tanh_fast(x * inv_softcap);  // the forward's (forward.hpp)
                 x = p.softcap * th;
                 dfac *= 1.f - th * th;
               }

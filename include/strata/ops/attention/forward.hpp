@@ -200,6 +200,21 @@ struct forward_kernel {
   static_assert(s_tile::atoms_m == 1 && o_tile::atoms_m == 1, "attention: a warp owns one atom's rows");
   // P stays in registers where the accumulator layout is the A operand's (mma::c_is_a).
   static constexpr bool p_in_registers = mma::c_is_a<atom>;
+  // Dropout draws one Philox call per 16 scores (philox.hpp) where the atom's C layout is mma.sync's
+  // m16n8 one: lane l holds columns 2 (l % 4) + {0, 1} of each 8, so its 16 scores of a row in 64
+  // keys are one dropout group. Elsewhere (MFMA, FMA, tiles of fewer than 64 keys) each score draws
+  // its group's bytes itself: the same mask, a call per score.
+  static constexpr bool quad_pair_c_layout = [] {
+    if constexpr (atom::warp_size != 32 || atom::N != 8) {
+      return false;
+    } else {
+      for (int l = 0; l < 32; ++l)
+        for (int v = 0; v < atom::c_values; ++v)
+          if (atom::c_coord(l, v).col != 2 * (l % 4) + v % 2) return false;
+      return true;
+    }
+  }();
+  static constexpr bool grouped_draws = extras && quad_pair_c_layout && BN % 64 == 0;
   // ldmatrix fragment loads: the f16/bf16 mma.sync atoms, with 16-column multiples everywhere.
   static constexpr bool use_ldmatrix = mma::ldmatrix_loadable<atom> && WM % 16 == 0 && D % 16 == 0 && BN % 16 == 0 && o_cols % 16 == 0;
   using k_frags = mma::ldmatrix_fragments<atom, WM, BN, atom::K>;  // K (B of S) and a staged Q (A of S)
@@ -369,7 +384,10 @@ struct forward_kernel {
         l_run[r] = 1.f;
       }
     }
-    const float drop_scale = p.dropout_p > 0.f ? 1.f / (1.f - p.dropout_p) : 1.f;
+    const float drop_scale = p.dropout_p > 0.f ? dropout_scale(p.dropout_threshold) : 1.f;
+    // Soft-cap: cap * tanh(x / cap) as a multiply by the reciprocal and arch::tanh_fast (ex2 and rcp),
+    // not an IEEE division and tanhf (about 30 instructions and a slow-path call per score).
+    const float inv_softcap = p.softcap > 0.f ? 1.f / p.softcap : 0.f;
     const float s_scale = p.scale * product_scale;  // S holds products / product_scale
     // The folded path's one factor from the raw score to log2 units (see the softmax below). Not
     // with a mask mod either: a mask mod and a score mod that returns -inf give bitwise equal rows
@@ -482,7 +500,7 @@ struct forward_kernel {
           // The logit in natural units, then log2 units.
           float x = sacc.f[0][jn].v[v] * s_scale;
           if constexpr (extras) {
-            if (p.softcap > 0.f) x = p.softcap * ::tanhf(x / p.softcap);
+            if (p.softcap > 0.f) x = p.softcap * arch::tanh_fast(x * inv_softcap);
             if (p.alibi) {
               const int dist = qpos(r) - j;
               x -= slope[r] * static_cast<float>(dist < 0 ? -dist : dist);
@@ -507,6 +525,18 @@ struct forward_kernel {
         alpha[r] = arch::exp2_approx(m_run[r] - m_ref[r]);
         sum[r] = 0.f;
       }
+      // Dropout: with grouped draws, one Philox call per slot and 64 keys (this lane's 16 scores of
+      // the row there); score (jn, v) is byte (jn % 8) * 2 + v % 2 of draw jn / 8 (philox.hpp).
+      [[maybe_unused]] philox_u32x4 draws[grouped_draws ? slots : 1][grouped_draws ? BN / 64 : 1];
+      if constexpr (grouped_draws) {
+        if (p.dropout_p > 0.f) {
+          STRATA_UNROLL
+          for (int r = 0; r < slots; ++r)
+            STRATA_UNROLL
+            for (int q = 0; q < BN / 64; ++q)
+              draws[r][q] = dropout_draw(p.seed, p.offset, b, p.heads, qhead(r), qidx(r), dropout_group_of(n0 + q * 64 + 2 * (lane % 4)));
+        }
+      }
       STRATA_UNROLL
       for (int jn = 0; jn < s_tile::atoms_n; ++jn)
         STRATA_UNROLL
@@ -517,8 +547,14 @@ struct forward_kernel {
           sum[r] += pv;
           float kept = pv;
           if (extras && p.dropout_p > 0.f) {
-            const int j = n0 + jn * atom::N + atom::c_coord(lane, v).col;
-            kept = dropout_keep(p.seed, p.offset, p.dropout_threshold, b, p.heads, qhead(r), qidx(r), j) ? pv * drop_scale : 0.f;
+            bool keep = false;
+            if constexpr (grouped_draws) {
+              keep = dropout_byte(draws[r][jn / 8], (jn % 8) * 2 + v % 2) >= p.dropout_threshold;
+            } else {
+              const int j = n0 + jn * atom::N + atom::c_coord(lane, v).col;
+              keep = dropout_keep(p.seed, p.offset, p.dropout_threshold, b, p.heads, qhead(r), qidx(r), j);
+            }
+            kept = keep ? pv * drop_scale : 0.f;
           }
           sacc.f[0][jn].v[v] = kept;
         }

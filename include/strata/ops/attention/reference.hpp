@@ -30,7 +30,7 @@ struct problem {
   int window_left = -1, window_right = -1;
   double softcap = 0;
   std::vector<float> alibi, sinks;  // empty: off
-  float dropout_p = 0.f;            // dropout on P after normalization (philox.hpp's mask, 1/(1-p) scaling)
+  float dropout_p = 0.f;            // dropout on P after normalization (philox.hpp's mask and scaling)
   unsigned long long seed = 0, offset = 0;
 };
 
@@ -45,10 +45,12 @@ struct result {
   std::vector<double> lse;  // (H, sq)
 };
 
-/// The dropout factor of (b, h, i, j): 0 (dropped) or 1 / (1 - p); 1 without dropout.
+/// The dropout factor of (b, h, i, j): 0 (dropped) or 256 / (256 - t), t = round(256 p) (philox.hpp:
+/// 1 / (1 - the rate applied)); 1 without dropout.
 inline double drop_factor(const problem& p, int b, int h, int i, int j) {
   if (p.dropout_p <= 0.f) return 1.0;
-  return dropout_keep(p.seed, p.offset, dropout_threshold(p.dropout_p), b, p.heads, h, i, j) ? 1.0 / (1.0 - static_cast<double>(p.dropout_p)) : 0.0;
+  const std::uint32_t t = dropout_threshold(p.dropout_p);
+  return dropout_keep(p.seed, p.offset, t, b, p.heads, h, i, j) ? 256.0 / (256.0 - static_cast<double>(t)) : 0.0;
 }
 
 template <class ScoreMod = no_score_mod, class MaskMod = no_mask_mod>

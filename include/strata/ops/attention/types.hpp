@@ -79,7 +79,8 @@ struct options {
   bool deterministic = false;               // backward: true makes dq bitwise reproducible (ordered
                                             // accumulation; the default adds with fp32 atomics).
                                             // dk, dv, dsinks always are.
-  float dropout_p = 0.f;                    // probability of dropping a probability (0: off), in [0, 1)
+  float dropout_p = 0.f;                    // probability of dropping a probability (0: off), in [0, 1);
+                                            // applied at 8 bits: t / 256, t = round(256 p) (philox.hpp)
   unsigned long long seed = 0, offset = 0;  // dropout: Philox key and counter offset (philox.hpp); the
                                             // backward must get the forward's values
   float* dsinks = nullptr;                  // backward only: gradient of the sinks, fp32 (heads), overwritten
