@@ -69,6 +69,17 @@ struct two_collectives_kernel {
   }
 };
 
+// warp.whole(): a promise that the warp has all its lanes (CUDA then shuffles with the constant full
+// mask). The block of 48 threads has a partial second warp.
+struct whole_warp_kernel {
+  static constexpr const char* name = "whole_warp_kernel";
+  template <class Ctx>
+  void operator()(Ctx& ctx, const bug_params& p) const {
+    const auto warp = ctx.warp().whole();
+    p.out[ctx.block().thread_rank()] = warp.shfl_xor(ctx.lane().index(), 1);
+  }
+};
+
 struct overrun_kernel {
   static constexpr const char* name = "overrun_kernel";
   struct shared_storage {
@@ -195,6 +206,18 @@ TEST_CASE("lanes meeting at different collectives are reported", "[emulator][war
   CHECK_THAT(msg, Contains("meet at different collectives"));
   CHECK_THAT(msg, Contains("warp.shfl()"));
   CHECK_THAT(msg, Contains("warp.shfl_xor()"));
+}
+
+TEST_CASE("warp.whole() on a partial warp is reported; on whole warps it is the warp", "[emulator][warp]") {
+  strata::device_buffer<int> out(64);
+  const std::string msg = launch_error({.grid = 1, .block = 48}, whole_warp_kernel{}, out.data());
+  CHECK_THAT(msg, Contains("warp.whole()"));
+  CHECK_THAT(msg, Contains("16 of 32 lanes"));
+  CHECK(launch_error({.grid = 2, .block = 64}, whole_warp_kernel{}, out.data()) == "no error");
+  std::vector<int> h(64);
+  strata::stream s;
+  strata::copy_to_host(s, h.data(), out.data(), 64);
+  for (int i = 0; i < 64; ++i) CHECK(h[static_cast<std::size_t>(i)] == ((i % 32) ^ 1));
 }
 
 TEST_CASE("writing past a block's shared memory is reported", "[emulator][shared]") {

@@ -87,7 +87,7 @@ class tile_stream {
     STRATA_UNROLL
     for (int i = 0; i < per_thread; ++i) {
       if (has(i))
-        cp_async_if<Tile::vector_bytes>(ctx, live_[i], base + i * row_step * DstLd, src_[i]);
+        cp_async_if<Tile::vector_bytes>(ctx, live_[i], base + i * row_step * DstLd, async_source(i));
     }
   }
 
@@ -103,7 +103,7 @@ class tile_stream {
                                                           : left * static_cast<int>(sizeof(value_type));
     STRATA_UNROLL
     for (int i = 0; i < per_thread; ++i) {
-      if (has(i)) cp_async<Tile::vector_bytes>(ctx, base + i * row_step * DstLd, src_[i], live_[i] ? bytes : 0);
+      if (has(i)) cp_async<Tile::vector_bytes>(ctx, base + i * row_step * DstLd, async_source(i), live_[i] ? bytes : 0);
     }
   }
 
@@ -176,13 +176,11 @@ class tile_stream {
   }
 
   /// The next tile: Cols elements further along every row.
-  STRATA_HOST_DEVICE STRATA_FORCEINLINE void advance() {
-    STRATA_UNROLL
-    for (int i = 0; i < per_thread; ++i) src_[i] += Tile::cols;
-  }
+  STRATA_HOST_DEVICE STRATA_FORCEINLINE void advance() { advance(Tile::cols); }
 
   /// The next tile `elements` further: a run down the rows steps Rows x src_ld.
   STRATA_HOST_DEVICE STRATA_FORCEINLINE void advance(long long elements) {
+    first_ += elements;
     STRATA_UNROLL
     for (int i = 0; i < per_thread; ++i) src_[i] += elements;
   }
@@ -197,6 +195,19 @@ class tile_stream {
     return static_cast<int>(Swizzle{}(row0_ * DstLd + col0_));
   }
 
+  /// The source of vector i for cp.async. With four or more vectors per thread: the first vector's
+  /// plus i row steps, one wide multiply-add per vector and tile; keeping every vector's pointer and
+  /// advancing each took two adds per vector and tile and a register pair each, which ptxas then
+  /// moved into place for LDGSTS (the attention forward at D 64 and 128: 8 and 16 pointers). A row
+  /// that does not exist gets an address past it, which cp.async's ignore-src form never reads. With
+  /// one or two (the GEMM tiles) the pointers stay: there the multiply saved nothing, and the row
+  /// step's ld was reloaded in the loop (sm_80, 128 x 128 tile: 3.03 -> 3.12 per HMMA).
+  static constexpr bool stepped_sources = per_thread >= 4;
+  STRATA_HOST_DEVICE STRATA_FORCEINLINE const value_type* async_source(int i) const {
+    if constexpr (stepped_sources) return first_ + i * step_;
+    else return src_[i];
+  }
+
   /// Whether this thread has its i-th vector (all do but, in an uneven tile, the last one).
   STRATA_HOST_DEVICE STRATA_FORCEINLINE bool has(int i) const {
     return even || i + 1 < per_thread || row0_ + i * row_step < Tile::rows;
@@ -209,6 +220,8 @@ class tile_stream {
     const unsigned u = static_cast<unsigned>(rank);
     row0_ = static_cast<int>(u / Tile::vectors_per_row);
     col0_ = static_cast<int>(u % Tile::vectors_per_row) * Tile::elements_per_vector;
+    first_ = src + row0_ * src_ld + col0_;
+    step_ = row_step * src_ld;
     STRATA_UNROLL
     for (int i = 0; i < per_thread; ++i) {
       const int r = row0_ + i * row_step;
@@ -219,7 +232,11 @@ class tile_stream {
     }
   }
 
+  // The register path reads src_ (a row that does not exist reads the run's first vector); cp.async
+  // reads first_ + i step_. Each path's unused state is dead code once the stream is inlined.
   const value_type* src_[per_thread];
+  const value_type* first_ = nullptr;
+  long long step_ = 0;
   bool live_[per_thread];
   int row0_ = 0, col0_ = 0;
 };

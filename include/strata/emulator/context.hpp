@@ -111,6 +111,14 @@ class context {
     int count() const { return t_->unit->info->warps_per_block; }
     int lane_index() const { return t_->lane; }
     int active_lanes() const { return t_->warp->lanes; }
+    /// The GPU warps' whole() (a warp known to have every lane, so that CUDA collectives use a
+    /// constant mask): checked here, this warp itself.
+    warp_level whole() const {
+      if (t_->warp->lanes != warp_size)
+        detail::kernel_bug(*t_, "warp.whole(): this warp has " + std::to_string(t_->warp->lanes) + " of " +
+                                    std::to_string(warp_size) + " lanes; the kernel's blocks must be whole warps");
+      return *this;
+    }
 
     void sync(here loc = here::current()) const {
       detail::warp_rendezvous(*t_, detail::collective::sync, nullptr, 0, loc);

@@ -246,7 +246,9 @@ struct forward_kernel {
   template <class Ctx>
   STRATA_HOST_DEVICE void run(Ctx& ctx, const params& p) const {
     auto& sm = ctx.template shared<shared_storage>();
-    auto warp = ctx.warp();
+    // Blocks are whole warps (Cfg.warps of them): the row reductions' shuffles take the constant
+    // full-warp mask, no convergence check per tile.
+    auto warp = ctx.warp().whole();
     const int w = warp.index(), lane = ctx.lane().index();
     if constexpr (Ctx::emulated) {
       if (!extras && (p.softcap > 0.f || p.alibi || p.dropout_p > 0.f))

@@ -208,16 +208,27 @@ class device_context : public strata::detail::gpu::context_base<device_context<T
   };
 
   /// emulated, size(), index(), count(), active_lanes(), reduce/sum/max/min: gpu::warp_common.
-  struct warp_level : strata::detail::gpu::warp_common<warp_level, 32> {
+  /// Whole: the warp is known to have all 32 lanes (whole()).
+  template <bool Whole>
+  struct basic_warp_level : strata::detail::gpu::warp_common<basic_warp_level<Whole>, 32> {
     using mask_type = lane_mask<32>;
 
     STRATA_DEVICE int lane_index() const { return static_cast<int>(detail::lane_id()); }
     /// The lanes that exist. Collectives name exactly these lanes: a full-warp mask on a partial
-    /// warp would wait for lanes that were never launched.
+    /// warp would wait for lanes that were never launched. A mask computed at run time costs each
+    /// loop that shuffles a convergence check (WARPSYNC, MATCH.ANY, REDUX, a BRA.DIV; the attention
+    /// softmax's row reductions), which a whole warp's constant mask does not.
     STRATA_DEVICE mask_type lanes() const {
-      const int n = this->active_lanes();
-      return n >= 32 ? 0xffffffffu : ((1u << n) - 1u);
+      if constexpr (Whole) {
+        return 0xffffffffu;
+      } else {
+        const int n = this->active_lanes();
+        return n >= 32 ? 0xffffffffu : ((1u << n) - 1u);
+      }
     }
+    /// This warp as one whose 32 lanes all exist, for a kernel whose blocks are whole warps (the
+    /// caller's promise; the emulator checks it): its collectives use the constant full mask.
+    STRATA_DEVICE basic_warp_level<true> whole() const { return {}; }
 
     STRATA_DEVICE void sync() const { __syncwarp(lanes()); }
 
@@ -250,6 +261,7 @@ class device_context : public strata::detail::gpu::context_base<device_context<T
     STRATA_DEVICE bool any(bool p) const { return __any_sync(lanes(), p) != 0; }
     STRATA_DEVICE bool all(bool p) const { return __all_sync(lanes(), p) != 0; }
   };
+  using warp_level = basic_warp_level<false>;
 
   struct lane_level {
     STRATA_DEVICE int index() const { return static_cast<int>(detail::lane_id()); }

@@ -125,6 +125,8 @@ class device_context : public strata::detail::gpu::context_base<device_context<T
     using mask_type = lane_mask<64>;
 
     STRATA_DEVICE int lane_index() const { return detail::lane_id(); }
+    /// The CUDA warp's whole(): wavefront shuffles name no lane mask, so it is this warp itself.
+    STRATA_DEVICE warp_level whole() const { return *this; }
 
     /// Wavefront lanes execute in lockstep; what needs ordering is memory. The fences make this
     /// lane's shared/global writes visible to the other lanes of the wave, and wave_barrier keeps
