@@ -94,6 +94,8 @@ TEST_CASE("attention forward with dropout against the reference", "[attention][d
   dc.causal = true, dc.dropout_p = 0.5f, dc.offset = (1ull << 32) + 3;
   check<f16, 64, 64, host>({.batch = 1, .heads = 4, .heads_k = 2, .sq = 33, .sk = 20, .opt = dc});
   check<bf16, 128, 128, sm80>({.batch = 1, .heads = 2, .heads_k = 1, .sq = 20, .sk = 70, .opt = d});
+  // D 64 takes 128-key tiles on sm80: two draws per row per tile, the second for keys 64..127.
+  check<f16, 64, 64, sm80>({.batch = 1, .heads = 2, .heads_k = 1, .sq = 33, .sk = 300, .opt = d});
   check<f16, 64, 64, strata::arch::gfx942>({.batch = 2, .heads = 2, .heads_k = 2, .sq = 25, .sk = 30, .varlen = true, .opt = d});
 }
 

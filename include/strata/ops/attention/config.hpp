@@ -144,7 +144,11 @@ constexpr kernel_config default_config() {
   // whole O, ptxas spilled 4-200 B on sm_90a (256) and sm_100a (192); halves cost one more Q K^T per
   // tile (1.5x the FLOPs of the one-block kernel).
   const int v_slices = mma_sync && ((sizeof(Elem) == 2 && Dv >= 512) || (fp8 && Dv >= 192)) ? 2 : 1;
-  for (int bn : {64, 32, 16, 8}) {
+  // 16-bit mma.sync at head dims up to 64: 128 keys per tile (FlashAttention-2's sm80 forward takes
+  // 128 there too), so the per-tile row work (the O rescale, the row max / sum shuffles, the loop's
+  // own instructions) is spread over twice the keys.
+  if (mma_sync && sizeof(Elem) == 2 && D <= 64 && Dv <= 64 && cap == 64) cap = 128;
+  for (int bn : {128, 64, 32, 16, 8}) {
     if (bn > cap) continue;
     if (bn % A::N != 0 || bn % A::K != 0) continue;
     if (shared_bytes<Elem>(block_m, bn, 2, D, Dv / v_slices, q_in_shared, mma::c_is_a<A>) <= Target::shared_memory_per_block)
