@@ -97,10 +97,8 @@ class tile_stream {
   template <int DstLd, class Swizzle = no_swizzle, class Ctx>
   STRATA_HOST_DEVICE void copy_async_partial(Ctx& ctx, value_type* dst, int valid_cols) const {
     value_type* base = dst + destination<DstLd, Swizzle>();
-    const int left = valid_cols - col0_;
-    const int bytes = left <= 0 ? 0
-                      : left >= Tile::elements_per_vector ? Tile::vector_bytes
-                                                          : left * static_cast<int>(sizeof(value_type));
+    // The vector's valid elements (tile_copy::valid_in; a row's existence is live_ here).
+    const int bytes = Tile::valid_in(0, col0_, 1, valid_cols) * static_cast<int>(sizeof(value_type));
     STRATA_UNROLL
     for (int i = 0; i < per_thread; ++i) {
       if (has(i)) cp_async<Tile::vector_bytes>(ctx, base + i * row_step * DstLd, async_source(i), live_[i] ? bytes : 0);

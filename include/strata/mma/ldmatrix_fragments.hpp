@@ -20,7 +20,8 @@
 // must be 16-byte aligned; the caller's row stride decides the bank conflicts: the attention pads each
 // stage row by 16 bytes so the eight rows of one matrix fall in eight distinct 4-bank groups; the GEMM's
 // fixed-order tiles XOR-swizzle their stages instead (Swizzle, tensor/swizzle.hpp: element (row, col)
-// of the stage at Swizzle(row * ld + col)), which also keeps cp.async's row writes conflict-free.
+// of the stage at Swizzle(row * ld + col); rows along K only), which also keeps cp.async's row writes
+// conflict-free.
 // With a swizzle, rows 8 apart must be whole swizzle periods apart (8 * ld a multiple of
 // Swizzle::period) and the first row m0 / n0 a multiple of 8: each lane's swizzled offset then
 // depends on its row within 8 and the column only, one per k-group, and every 16-row piece adds a
@@ -57,28 +58,27 @@ struct ldmatrix_fragments {
 
   static constexpr bool swizzled = Swizzle::bits > 0;
 
-  /// Offset of element (row, col) of a stage of row length ld, where `row8` is a multiple of 8 and
-  /// `r` < 8: the swizzle sees only (r, col); row8 adds whole periods (checked on the emulator).
+  /// A swizzled stage (k-contiguous: rows along K, the only layout the swizzle is chosen for): the
+  /// offset of this lane's k-group-0 read of rows row8 + r, column col (row8 a multiple of 8, r < 8,
+  /// col 0 or 8). The swizzle sees only (r, col); row8 adds whole periods (checked on the emulator).
   template <class Ctx>
-  STRATA_HOST_DEVICE STRATA_FORCEINLINE static int offset(Ctx& ctx, int row8, int r, int col, int ld) {
-    if constexpr (swizzled) {
-      if constexpr (Ctx::emulated) {
-        if ((8 * ld) % Swizzle::period != 0 || row8 % 8 != 0)
-          kernel_bug(ctx.emulated_thread(), "ldmatrix_fragments: a swizzled stage needs 8 * ld a multiple of the swizzle's "
-                                            "period and the first row a multiple of 8");
-      }
-      return row8 * ld + static_cast<int>(Swizzle{}(r * ld + col));
+  STRATA_HOST_DEVICE STRATA_FORCEINLINE static int swizzled_offset(Ctx& ctx, bool k_contiguous, int row8, int r, int col, int ld) {
+    if constexpr (Ctx::emulated) {
+      if (!k_contiguous || (8 * ld) % Swizzle::period != 0 || row8 % 8 != 0)
+        kernel_bug(ctx.emulated_thread(), "ldmatrix_fragments: a swizzled stage must be k-contiguous, with 8 * ld a "
+                                          "multiple of the swizzle's period and the first row a multiple of 8");
     } else {
       (void)ctx;
-      return (row8 + r) * ld + col;
+      (void)k_contiguous;
     }
+    return row8 * ld + static_cast<int>(Swizzle{}(r * ld + col));
   }
 
-  /// The address XOR that takes a lane's k-contiguous read of k-group 0 to the k-group at column
-  /// `k` (a multiple of 16) of a swizzled stage: the k-group's column bits lie inside the row, apart
-  /// from the lane's own column (0 or 8) and from the row bits the swizzle reads, so the swizzle maps
-  /// column c + k to (the image of c) XOR k; a stage on a 128-byte boundary (checked on the emulator)
-  /// lets that XOR act on the address. One LOP3 per k-group and stage instead of a register each.
+  /// The address XOR that takes a lane's read of k-group 0 to the k-group at column `k` (a multiple
+  /// of 16) of a swizzled stage: the k-group's column bits lie inside the row, apart from the lane's
+  /// own column (0 or 8) and from the row bits the swizzle reads, so the swizzle maps column c + k to
+  /// (the image of c) XOR k; a stage on a 128-byte boundary (checked on the emulator) lets that XOR act
+  /// on the address. One LOP3 per k-group and stage instead of a register each.
   template <class Ctx>
   STRATA_HOST_DEVICE STRATA_FORCEINLINE static unsigned k_group_flip(Ctx& ctx, const T* s, int k) {
     if constexpr (Ctx::emulated) {
@@ -93,24 +93,20 @@ struct ldmatrix_fragments {
   }
 
   /// A(m0 .. m0 + WarpM, k0 .. k0 + TileK) of a stage: element (m, k) at s[m * ld + k] when
-  /// k_contiguous, else at s[k * ld + m] (each offset through Swizzle).
+  /// k_contiguous, else at s[k * ld + m]; swizzled: at s[Swizzle(m * ld + k)], k_contiguous only.
   template <class Ctx, class Fragments>
   STRATA_HOST_DEVICE static void load_a(Ctx& ctx, Fragments& a, const T* s, int ld, bool k_contiguous, int m0, int k0 = 0) {
     const int lane = ctx.lane().index();
     const int mat = lane / 8, r = lane % 8;
     if constexpr (swizzled) {
-      const int row = m0 + 8 * (mat & 1);
-      // k-contiguous: one lane base (k-group 0's), each k-group an XOR of it, each 16 rows an immediate.
-      const T* lane0 = s + offset(ctx, row, r, 8 * (mat >> 1), ld);
+      // One lane base (k-group 0's), each k-group an XOR of it, each 16 rows an immediate.
+      const T* lane0 = s + swizzled_offset(ctx, k_contiguous, m0 + 8 * (mat & 1), r, 8 * (mat >> 1), ld);
       STRATA_UNROLL
       for (int kk = 0; kk < atoms_k; ++kk) {
-        const int col = k0 + kk * 16 + 8 * (mat >> 1);
         const unsigned flip = k_group_flip(ctx, s, k0 + kk * 16);
-        const int base = k_contiguous ? 0 : offset(ctx, col, r, row, ld);
         STRATA_UNROLL
         for (int i = 0; i < atoms_m; ++i) {
-          const auto regs = k_contiguous ? copy::ldmatrix<4>::load(ctx, lane0, flip, i * 16 * ld * int(sizeof(T)))
-                                         : copy::ldmatrix<4, true>::load(ctx, s + base + i * 16);
+          const auto regs = copy::ldmatrix<4>::load(ctx, lane0, flip, i * 16 * ld * int(sizeof(T)));
           STRATA_UNROLL
           for (int j = 0; j < 4; ++j) set_pair(a.f[i][kk], j, regs[j]);
         }
@@ -131,29 +127,23 @@ struct ldmatrix_fragments {
   }
 
   /// B(k0 .. k0 + TileK, n0 .. n0 + WarpN) of a stage: element (k, n) at s[n * ld + k] when
-  /// k_contiguous, else at s[k * ld + n] (each offset through Swizzle).
+  /// k_contiguous, else at s[k * ld + n]; swizzled: at s[Swizzle(n * ld + k)], k_contiguous only.
   template <class Ctx, class Fragments>
   STRATA_HOST_DEVICE static void load_b(Ctx& ctx, Fragments& b, const T* s, int ld, bool k_contiguous, int n0, int k0 = 0) {
     const int lane = ctx.lane().index();
     const int mat = lane / 8, r = lane % 8;
     if constexpr (!swizzled) s += k_contiguous ? k0 : k0 * ld;
     [[maybe_unused]] const T* lane0 = s;
-    if constexpr (swizzled) lane0 = s + offset(ctx, n0 + 8 * (mat >> 1), r, 8 * (mat & 1), ld);
+    if constexpr (swizzled) lane0 = s + swizzled_offset(ctx, k_contiguous, n0 + 8 * (mat >> 1), r, 8 * (mat & 1), ld);
     STRATA_UNROLL
     for (int kk = 0; kk < atoms_k; ++kk) {
-      [[maybe_unused]] int base = 0;
       [[maybe_unused]] unsigned flip = 0;
-      if constexpr (swizzled) {
-        const int n = n0 + 8 * (mat >> 1), k = k0 + kk * 16 + 8 * (mat & 1);
-        flip = k_group_flip(ctx, s, k0 + kk * 16);
-        base = k_contiguous ? 0 : offset(ctx, k, r, n, ld);
-      }
+      if constexpr (swizzled) flip = k_group_flip(ctx, s, k0 + kk * 16);
       STRATA_UNROLL
       for (int j = 0; j < atoms_n; j += 2) {
         const auto regs = [&] {
           if constexpr (swizzled) {
-            return k_contiguous ? copy::ldmatrix<4>::load(ctx, lane0, flip, j * 8 * ld * int(sizeof(T)))
-                                : copy::ldmatrix<4, true>::load(ctx, s + base + j * 8);
+            return copy::ldmatrix<4>::load(ctx, lane0, flip, j * 8 * ld * int(sizeof(T)));
           } else {
             const int n = n0 + j * 8 + 8 * (mat >> 1), k = kk * 16 + 8 * (mat & 1);
             return k_contiguous ? copy::ldmatrix<4>::load(ctx, s + (n + r) * ld + k)
