@@ -18,7 +18,10 @@
 // Since 2026-12-06 also the GEMV kernel (ops/gemm/gemv.hpp) for 4 and 8 rows, for the seven dtype
 // pairs with f16, bf16 or fp32 inputs: 14 more (159 / 174 before); and split-K is serial, in one
 // launch, so the entry no longer compiles the split-K reduction: 4 fewer on sm_80, 5 on sm_90a and
-// sm_100a (one per output epilogue, fp8's included). If
+// sm_100a (one per output epilogue, fp8's included). Since 2026-12-07 the tiles with 16-byte rows
+// also come compiled for the other three pairs of operand orders (a_row_b_row, a_col_b_col,
+// a_col_b_row): 72 more per target (8 non-fp8 dtype pairs x 3 tiles x 3 pairs), and 6 fp8 skinny
+// tiles on sm_90a / sm_100a (169 / 183 before; sm_90a compile 541 s on the idle 2-core machine). If
 // a change to gemm.hpp's dispatch moves a count on purpose, update it from the report.
 //
 // Before this check, ptxas (nvcc 13) spilled 8 bytes in the tf32 64 x 64 tiles and 16 in the fp32
@@ -39,8 +42,8 @@
 // compile-targets-full sm_.*
 // compile-timeout 1800
 // compile-flags sm_90a|sm_100a: -DSTRATA_GEMM_FP8
-// compile-expect-kernel-count sm_80: 169
-// compile-expect-kernel-count sm_90a|sm_100a: 183
+// compile-expect-kernel-count sm_80: 241
+// compile-expect-kernel-count sm_90a|sm_100a: 261
 // compile-expect-code sm_.*: tensor-core MMA bf16 = mma\.sync\.aligned\.m16n8k16\.row\.col\.f32\.bf16\.bf16\.f32
 // compile-expect-code sm_.*: tensor-core MMA f16 = mma\.sync\.aligned\.m16n8k16\.row\.col\.f32\.f16\.f16\.f32
 // compile-expect-code sm_.*: tensor-core MMA tf32 = mma\.sync\.aligned\.m16n8k8\.row\.col\.f32\.tf32\.tf32\.f32

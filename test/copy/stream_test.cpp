@@ -8,6 +8,7 @@
 // poisoned, so a vector written to the wrong place shows twice: once missing, once misplaced.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -104,7 +105,86 @@ void check_target() {
   check_stream<Target, Swizzle, true>(5, 21, 0);
 }
 
+// A run down the rows whose columns end (copy::stream_edge::columns: the GEMM's K loop over a
+// column-major A or a row-major B): a 32 x 64 tile into a padded stage (72-element rows), advanced
+// `advance` tiles, then copied whole, or (Partial) with only `valid_rows` rows, `ahead` tiles further on.
+constexpr int col_rows = 32, col_cols = 64, col_stage_ld = col_cols + 8;
+
+struct column_params {
+  const std::uint16_t* in;
+  std::uint16_t* out;  // col_rows x col_cols, the stage read back
+  long long ld;
+  int valid_rows, valid_cols;
+  int advance, ahead;
+};
+
+template <bool Partial>
+struct column_stream_kernel {
+  using target = arch::sm80;
+  static constexpr const char* name = "column_stream_kernel";
+  static constexpr int max_threads_per_block = threads;
+  using tile = strata::copy::tile_copy<std::uint16_t, col_rows, col_cols, 16, 16, threads>;
+  using stream = strata::copy::tile_stream<tile, strata::copy::stream_edge::columns>;
+  struct shared_storage {
+    alignas(128) std::uint16_t stage[col_rows * col_stage_ld];
+  };
+
+  template <class Ctx>
+  STRATA_HOST_DEVICE void operator()(Ctx& ctx, const column_params& p) const {
+    auto& s = ctx.template shared<shared_storage>();
+    const int t = ctx.block().thread_rank();
+    for (int i = t; i < col_rows * col_stage_ld; i += threads) s.stage[i] = stage_poison;
+    ctx.block().sync();
+    stream st(ctx, p.in, p.ld, p.valid_cols);
+    for (int a = 0; a < p.advance; ++a) st.advance(col_rows * p.ld);
+    if constexpr (Partial) st.template copy_async_rows<col_stage_ld>(ctx, s.stage, p.valid_rows, p.ahead * col_rows * p.ld);
+    else st.template copy_async<col_stage_ld>(ctx, s.stage);
+    strata::copy::cp_async_commit(ctx);
+    strata::copy::cp_async_wait_all(ctx);
+    ctx.block().sync();
+    for (int i = t; i < col_rows * col_cols; i += threads) p.out[i] = s.stage[(i / col_cols) * col_stage_ld + i % col_cols];
+  }
+};
+
+template <bool Partial>
+void check_column_stream(int valid_rows, int valid_cols, int advance, int ahead) {
+  const long long ld = col_cols + 8;  // rows 16-byte aligned
+  // The source ends where the last tile's valid part does: a read past it is reported by the emulator.
+  const int last_row = (advance + ahead) * col_rows + (Partial ? valid_rows : col_rows) - 1;
+  std::vector<std::uint16_t> src(static_cast<std::size_t>(last_row) * ld + std::max(valid_cols, 1));
+  for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<std::uint16_t>(1 + (i * 2654435761u) % 60000);
+  for (const auto& opt : schedules()) {
+    strata::stream s;
+    s.set_emulator_options(opt);
+    auto in = to_device(s, src);
+    auto out = poisoned<std::uint16_t>(s, static_cast<std::size_t>(col_rows) * col_cols, 0xDEAD);
+    strata::launch(s, {.grid = 1, .block = threads}, column_stream_kernel<Partial>{},
+                   column_params{in.data(), out.data(), ld, valid_rows, valid_cols, advance, ahead});
+    const auto o = to_host(s, out);
+    for (int r = 0; r < col_rows; ++r)
+      for (int c = 0; c < col_cols; ++c) {
+        const std::size_t row = static_cast<std::size_t>((advance + ahead) * col_rows + r);
+        const bool exists = c < valid_cols && (!Partial || r < valid_rows);
+        const std::uint16_t want = exists ? src[row * ld + c] : 0;
+        INFO((Partial ? "partial" : "whole") << " rows " << valid_rows << " cols " << valid_cols << " advance " << advance
+                                             << " ahead " << ahead << " at (" << r << ", " << c << ")");
+        REQUIRE(o[static_cast<std::size_t>(r) * col_cols + c] == want);
+      }
+  }
+}
+
 }  // namespace
+
+TEST_CASE("tile_stream down the rows: columns past the end zero-filled, a partial tile by rows (sm80)", "[copy][stream]") {
+  // Columns ending: inside a vector, on a vector boundary, inside the first vector, none, all.
+  for (int valid_cols : {61, 56, 3, 0, col_cols}) check_column_stream<false>(col_rows, valid_cols, 1, 0);
+  check_column_stream<false>(col_rows, 45, 0, 0);
+  // The K residue: rows inside a thread's row step, past it, one, all; at the stream's own tile and
+  // tiles ahead of it (the GEMM's residue-first prologue), with the columns ending inside a vector.
+  for (int valid_rows : {5, 20, 1, col_rows}) check_column_stream<true>(valid_rows, 61, 0, 2);
+  check_column_stream<true>(9, col_cols, 1, 0);
+  check_column_stream<true>(31, 13, 2, 1);
+}
 
 TEST_CASE("tile_stream: cp.async into plain and XOR-swizzled stages, K residue zero-filled (sm80)", "[copy][stream]") {
   check_target<arch::sm80, strata::no_swizzle>();

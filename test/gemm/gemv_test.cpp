@@ -219,13 +219,13 @@ void entry_case(int m, int n, int k, int ld_pad, float beta, int split_k, int un
 }  // namespace
 
 TEST_CASE("gemv: the CUDA and HIP entries run it for up to 8 rows with 16-byte rows, and only then", "[gemm][gemv]") {
-  const sg::detail::read_mode tn16{.rows16 = true, .a_row_b_col = true};
+  const sg::detail::read_mode tn16{.rows16 = true, .orders = sg::operand_orders::a_row_b_col};
   CHECK(sg::detail::gemv_fits(1, tn16, {}));
   CHECK(sg::detail::gemv_fits(8, tn16, {.split_k = 1}));
   CHECK_FALSE(sg::detail::gemv_fits(9, tn16, {}));
   CHECK_FALSE(sg::detail::gemv_fits(0, tn16, {}));
-  CHECK_FALSE(sg::detail::gemv_fits(4, {.rows16 = false, .a_row_b_col = true}, {}));
-  CHECK_FALSE(sg::detail::gemv_fits(4, {.rows16 = true, .a_row_b_col = false}, {}));
+  CHECK_FALSE(sg::detail::gemv_fits(4, {.rows16 = false, .orders = sg::operand_orders::a_row_b_col}, {}));
+  CHECK_FALSE(sg::detail::gemv_fits(4, {.rows16 = true, .orders = sg::operand_orders::a_row_b_row}, {}));
   CHECK_FALSE(sg::detail::gemv_fits(4, tn16, {.split_k = 2}));   // an explicit split-K keeps the tiles
   CHECK_FALSE(sg::detail::gemv_fits(4, tn16, {.stream_k = true}));
   // Through the platforms' entries (GEMV for 16-byte rows, the skinny tiles beside it), many units:

@@ -78,11 +78,110 @@ TEST_CASE("gemm sm80 tiles compiled for A row-major, B column-major (operand_ord
   check<KWh>(tn({.m = 130, .n = 513, .k = 40, .beta = 0.5f, .seed = 92}));
 }
 
+namespace {
+// The large, medium and skinny tiles compiled for operand orders O (A la, B lb), what strata::gemm runs
+// on CUDA for those orders with 16-byte rows (copy streams, copy::stream_edge::columns for the operand
+// whose rows run along M or N): against the reference over edges in M, N and K, K = 0, batch, padded
+// leading dimensions, split-K (parallel and serial) and stream-K, and bit for bit against the
+// any-order tile where K is a multiple of tile_k (with a residue, the streamed tiles add it first). Each
+// shape keeps M, N and K equal modulo 8 and pads them to a multiple of 8, so that every leading
+// dimension holds 16-byte rows whichever dimension it runs along.
+template <sg::operand_orders O>
+void check_fixed_orders(sg::layout la, sg::layout lb, std::uint64_t seed) {
+  using E = ep::chain<ep::alpha_beta<bf16>, ep::convert_to<bf16>>;
+  using KL = cfg::sm80<arch::sm80, bf16, E, cfg::sm80_large_no_split, 16, O>;  // the entry's large tile for O
+  using KM = cfg::sm80<arch::sm80, bf16, E, cfg::sm80_medium, 16, O>;
+  using KS = cfg::sm80<arch::sm80, bf16, E, cfg::sm80_skinny, 16, O>;
+  using KA = cfg::sm80<arch::sm80, bf16, E, cfg::sm80_large, 16>;
+  using KSA = cfg::sm80<arch::sm80, bf16, E, cfg::sm80_skinny, 16>;
+  static_assert(KL::fixed_orders && !KL::k_major_orders && KL::use_streams && !KL::swizzled_stages);
+  const auto with = [&](case_t c) {
+    c.a = la;
+    c.b = lb;
+    c.seed += seed;
+    return c;
+  };
+  check<KL>(with({.m = 130, .n = 74, .k = 66, .beta = 0.5f, .pad = 6, .seed = 1}));
+  check<KL>(with({.m = 257, .n = 129, .k = 41, .pad = 7, .seed = 2}));
+  check<KL>(with({.m = 8, .n = 16, .k = 0, .beta = 1.f, .pad = 8, .seed = 3}));
+  check<KL>(with({.m = 140, .n = 20, .k = 196, .batch = 2, .pad = 4, .seed = 4}));
+  check<KM>(with({.m = 140, .n = 20, .k = 196, .batch = 2, .pad = 4, .splits = 3, .seed = 4}));
+  check<KM>(with({.m = 131, .n = 35, .k = 99, .pad = 5, .splits = 2, .serial = true, .seed = 5}));
+  check<KL>(with({.m = 129, .n = 129, .k = 65, .pad = 7, .stream_k = 2, .seed = 6}));
+  check<KM>(with({.m = 67, .n = 67, .k = 35, .d = sg::layout::col_major, .beta = 0.5f, .pad = 5, .seed = 7}));
+  check<KM>(with({.m = 1, .n = 9, .k = 17, .pad = 7, .seed = 8}));
+  check<KS>(with({.m = 13, .n = 69, .k = 133, .beta = 0.5f, .pad = 3, .seed = 9}));
+  check<KS>(with({.m = 1, .n = 1, .k = 9, .pad = 7, .splits = 2, .seed = 10}));
+  const case_t same = with({.m = 152, .n = 88, .k = 96, .beta = 0.5f, .pad = 8, .seed = 11});
+  REQUIRE(check<KL>(same) == check<KA>(same));
+  const case_t same_skinny = with({.m = 16, .n = 72, .k = 128, .pad = 8, .seed = 12});
+  // Residue-first order at split and stream-K boundaries, M and N edges inside a 16-byte vector.
+  check<KL>(with({.m = 129, .n = 65, .k = 9, .pad = 7, .seed = 13}));
+  check<KM>(with({.m = 66, .n = 66, .k = 106, .pad = 6, .splits = 3, .seed = 14}));
+  check<KL>(with({.m = 201, .n = 137, .k = 169, .pad = 7, .stream_k = 3, .seed = 15}));
+  check<KM>(with({.m = 65, .n = 73, .k = 201, .pad = 7, .splits = 2, .serial = true, .seed = 16}));
+  REQUIRE(check<KS>(same_skinny) == check<KSA>(same_skinny));
+}
+}  // namespace
+
+TEST_CASE("gemm sm80 tiles compiled for the other operand orders (a_row_b_row, a_col_b_col, a_col_b_row)", "[gemm]") {
+  using sg::layout;
+  SECTION("A row-major, B row-major (y = x W with W stored (in, out))") {
+    check_fixed_orders<sg::operand_orders::a_row_b_row>(layout::row_major, layout::row_major, 300);
+  }
+  SECTION("A column-major, B column-major") {
+    check_fixed_orders<sg::operand_orders::a_col_b_col>(layout::col_major, layout::col_major, 400);
+  }
+  SECTION("A column-major, B row-major") {
+    check_fixed_orders<sg::operand_orders::a_col_b_row>(layout::col_major, layout::row_major, 500);
+  }
+}
+
+TEST_CASE("strata::gemm CUDA dispatch: each pair of operand orders with 16-byte rows takes its fixed-order tile", "[gemm]") {
+  using cuda = sg::detail::platform<sg::detail::platform_kind::cuda>;
+  using sg::operand_orders;
+  for (const operand_orders o : {operand_orders::a_row_b_col, operand_orders::a_row_b_row, operand_orders::a_col_b_col,
+                                 operand_orders::a_col_b_row}) {
+    for (const int m : {9, 100, 300}) {
+      INFO(sg::name_of(o) << " M " << m);
+      operand_orders got = operand_orders::any;
+      const auto picked = [&](auto* tag) { got = std::remove_pointer_t<decltype(tag)>::orders; };
+      sg::detail::dispatch<cuda, bf16, bf16, true, true>(m, picked, {.rows16 = true, .orders = o});
+      REQUIRE(got == o);
+      // An explicit split-K: the fixed-order tile still, the medium one where the large one has no
+      // split-K form (orders along M or N, configs::sm80_large_no_split).
+      int tile_m = 0;
+      bool splits = false;
+      sg::detail::dispatch<cuda, bf16, bf16, true, true>(m, [&](auto* tag) {
+        using K = std::remove_pointer_t<decltype(tag)>;
+        got = K::orders;
+        tile_m = K::tiles.tile_m;
+        splits = K::tiles.split_k;
+      }, {.rows16 = true, .orders = o, .split = true});
+      REQUIRE(got == o);
+      REQUIRE(splits);
+      REQUIRE(tile_m == (m <= 16 ? 16 : m <= 128 || o != operand_orders::a_row_b_col ? 64 : 128));
+      // Rows that are not 16-byte multiples, and stream-K, take the any-order tiles.
+      got = o;
+      sg::detail::dispatch<cuda, bf16, bf16, true, true>(m, picked, {.rows16 = false, .orders = o});
+      REQUIRE(got == operand_orders::any);
+      got = o;
+      sg::detail::dispatch<cuda, bf16, bf16, true, true>(m, picked, {.rows16 = true, .stream_k = true, .orders = o});
+      REQUIRE(got == operand_orders::any);
+    }
+  }
+  REQUIRE(sg::orders_of(sg::layout::row_major, sg::layout::col_major) == operand_orders::a_row_b_col);
+  REQUIRE(sg::orders_of(sg::layout::row_major, sg::layout::row_major) == operand_orders::a_row_b_row);
+  REQUIRE(sg::orders_of(sg::layout::col_major, sg::layout::col_major) == operand_orders::a_col_b_col);
+  REQUIRE(sg::orders_of(sg::layout::col_major, sg::layout::row_major) == operand_orders::a_col_b_row);
+}
+
 TEST_CASE("strata::gemm CUDA dispatch, bf16: A row-major x B column-major takes the fixed-order tiles", "[gemm]") {
   // sg::detail::run with the CUDA platform picks what a CUDA build runs (the sm80 tiles, as sm80 here):
   // for this layout with 16-byte rows, the operand_orders::a_row_b_col wide (128 x 256: M >= 256,
   // N >= 512 and a tile per unit, gemm.hpp's wide_output), large (M > 128), medium and skinny
-  // (M <= 16) tiles; the other layouts, odd leading dimensions and stream-K take the any-order ones.
+  // (M <= 16) tiles; the other layouts with 16-byte rows their own fixed-order tiles; odd leading
+  // dimensions and stream-K the any-order ones.
   using cuda = sg::detail::platform<sg::detail::platform_kind::cuda>;
   using sg::layout;
   struct gemm_case {
@@ -96,6 +195,9 @@ TEST_CASE("strata::gemm CUDA dispatch, bf16: A row-major x B column-major takes 
                             gemm_case{9, 40, 88, layout::row_major, layout::col_major, 0, false},
                             gemm_case{40, 33, 50, layout::row_major, layout::col_major, 8, false},
                             gemm_case{150, 70, 72, layout::col_major, layout::row_major, 0, false},
+                            gemm_case{152, 72, 64, layout::col_major, layout::row_major, 0, false},
+                            gemm_case{150, 70, 62, layout::row_major, layout::row_major, 2, false},
+                            gemm_case{13, 40, 85, layout::col_major, layout::col_major, 3, false},
                             gemm_case{140, 40, 64, layout::row_major, layout::col_major, 3, false},
                             gemm_case{140, 40, 64, layout::row_major, layout::col_major, 0, true}}) {
     INFO(c.m << "x" << c.n << "x" << c.k << " pad " << c.pad << " stream-K " << c.stream_k);

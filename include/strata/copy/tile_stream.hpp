@@ -30,6 +30,14 @@
 // GEMM operand needs (row i of A only reaches row i of D, which is not stored past M; likewise B's rows
 // and N), and it saves a select per register.
 //
+// A run down the rows whose columns end (Edge = stream_edge::columns: the GEMM's K loop over a
+// column-major A or a row-major B, whose stage rows run along M or N): columns at and past
+// `valid_cols` are zero-filled in every tile, and each tile is Rows further down (advance(Rows x
+// src_ld)). A thread's vectors share one column, so how many of its bytes exist is fixed for the
+// run: each cp.async carries that source size (a vector that straddles the end reads its first
+// elements; one wholly past it reads nothing). The one partial tile (the K residue: rows at and past
+// valid_rows do not exist) is copied by copy_async_rows().
+//
 // Requirements: Tile's Threads is the block's thread count (checked on the emulator), a multiple of
 // the vectors per row, so that each thread's vectors share one column and step by a constant number
 // of rows; the vector is 4, 8 or 16 bytes; copy_async needs cp.async.
@@ -47,7 +55,11 @@
 
 namespace strata::copy {
 
-template <class Tile>
+/// Where a stream's tiles end: rows past a count (the run steps along the rows) or columns past a
+/// count (the run steps down the rows).
+enum class stream_edge { rows, columns };
+
+template <class Tile, stream_edge Edge = stream_edge::rows>
 class tile_stream {
  public:
   using value_type = typename Tile::value_type;
@@ -64,9 +76,24 @@ class tile_stream {
 
   /// The run starts at `src` (its first tile's element (0, 0)); rows at and past `valid_rows` are
   /// zero-filled in every tile (negative: none exist).
+  /// Edge rows: rows at and past `valid_rows` are zero-filled in every tile (negative: none exist).
+  /// Edge columns: columns at and past `valid_cols` are, and every row exists.
   template <class Ctx>
-  STRATA_HOST_DEVICE tile_stream(Ctx& ctx, const value_type* src, long long src_ld, int valid_rows) {
-    start(ctx, src, src_ld, valid_rows, false);
+  STRATA_HOST_DEVICE tile_stream(Ctx& ctx, const value_type* src, long long src_ld, int valid) {
+    if constexpr (Edge == stream_edge::rows) {
+      start(ctx, src, src_ld, valid, false);
+    } else {
+      start(ctx, src, src_ld, 0, true);
+      // This thread's column: its bytes that exist, the same in every tile. A column wholly past the
+      // end keeps the run's origin as its (never read) address.
+      edge_.origin = src;
+      edge_.bytes = Tile::valid_in(0, col0_, 1, valid) * static_cast<int>(sizeof(value_type));
+      if (edge_.bytes == 0) {
+        first_ -= col0_;
+        STRATA_UNROLL
+        for (int i = 0; i < per_thread; ++i) src_[i] -= col0_;
+      }
+    }
   }
 
   /// A run whose tiles all have every row (the attention forward's interior K / V tiles): no row
@@ -86,8 +113,29 @@ class tile_stream {
     value_type* base = dst + destination<DstLd, Swizzle>();
     STRATA_UNROLL
     for (int i = 0; i < per_thread; ++i) {
-      if (has(i))
+      if (!has(i)) continue;
+      if constexpr (Edge == stream_edge::rows)
         cp_async_if<Tile::vector_bytes>(ctx, live_[i], base + i * row_step * DstLd, async_source(i));
+      else
+        cp_async<Tile::vector_bytes>(ctx, base + i * row_step * DstLd, async_source(i), edge_.bytes);
+    }
+  }
+
+  /// copy_async() of the tile `offset` elements past the current one (Edge columns: the K residue of a
+  /// run down the rows, offset = its distance in rows x src_ld), whose rows at and past `valid_rows` do
+  /// not exist: they are zero-filled and never read (their address is that tile's row 0, which must
+  /// exist). For a prologue: a second stream for the residue kept its pointers live beside this one's
+  /// and spilled the GEMM's 128 x 128 tile on sm_80.
+  template <int DstLd, class Swizzle = no_swizzle, class Ctx>
+  STRATA_HOST_DEVICE void copy_async_rows(Ctx& ctx, value_type* dst, int valid_rows, long long offset = 0) const {
+    static_assert(Edge == stream_edge::columns, "tile_stream::copy_async_rows: a run down the rows (stream_edge::columns)");
+    value_type* base = dst + destination<DstLd, Swizzle>();
+    STRATA_UNROLL
+    for (int i = 0; i < per_thread; ++i) {
+      if (!has(i)) continue;
+      const bool row = row0_ + i * row_step < valid_rows;
+      cp_async<Tile::vector_bytes>(ctx, base + i * row_step * DstLd, (row ? async_source(i) : edge_.origin) + offset,
+                                   row ? edge_.bytes : 0);
     }
   }
 
@@ -96,6 +144,7 @@ class tile_stream {
   /// its first elements). For a prologue: each call computes the sizes.
   template <int DstLd, class Swizzle = no_swizzle, class Ctx>
   STRATA_HOST_DEVICE void copy_async_partial(Ctx& ctx, value_type* dst, int valid_cols) const {
+    static_assert(Edge == stream_edge::rows, "tile_stream::copy_async_partial: a run along the rows (stream_edge::rows)");
     value_type* base = dst + destination<DstLd, Swizzle>();
     // The vector's valid elements (tile_copy::valid_in; a row's existence is live_ here).
     const int bytes = Tile::valid_in(0, col0_, 1, valid_cols) * static_cast<int>(sizeof(value_type));
@@ -173,12 +222,18 @@ class tile_stream {
     }
   }
 
-  /// The next tile: Cols elements further along every row.
-  STRATA_HOST_DEVICE STRATA_FORCEINLINE void advance() { advance(Tile::cols); }
+  /// The next tile: Cols elements further along every row. (A run down the rows steps Rows x src_ld:
+  /// advance(elements), with the caller's ld, which a kernel reads from its parameters instead of
+  /// keeping it in two registers: the GEMM's 128 x 128 tile spilled 32 bytes on sm_80 with it.)
+  STRATA_HOST_DEVICE STRATA_FORCEINLINE void advance() {
+    static_assert(Edge == stream_edge::rows, "tile_stream::advance(): a run down the rows advances by Rows x src_ld");
+    advance(Tile::cols);
+  }
 
   /// The next tile `elements` further: a run down the rows steps Rows x src_ld.
   STRATA_HOST_DEVICE STRATA_FORCEINLINE void advance(long long elements) {
     first_ += elements;
+    if constexpr (Edge == stream_edge::columns) edge_.origin += elements;
     STRATA_UNROLL
     for (int i = 0; i < per_thread; ++i) src_[i] += elements;
   }
@@ -235,6 +290,13 @@ class tile_stream {
   const value_type* src_[per_thread];
   const value_type* first_ = nullptr;
   long long step_ = 0;
+  // Edge columns only (a run along the rows keeps none of it, so its code is what it was before).
+  struct column_edge {
+    const value_type* origin = nullptr;  // the current tile's element (0, 0), read by no copy
+    int bytes = Tile::vector_bytes;      // the bytes of this thread's column that exist
+  };
+  struct row_edge {};
+  [[no_unique_address]] std::conditional_t<Edge == stream_edge::columns, column_edge, row_edge> edge_;
   bool live_[per_thread];
   int row0_ = 0, col0_ = 0;
 };

@@ -35,6 +35,9 @@
 //   sm80 class     M <= 16: 16 x 64 x 64 tile (skinny); M <= 128 or few tiles: 64 x 64 x 32; else
 //                  128 x 128 x 32 (2 x 4 warps), 3 stages; 16-byte cp.async when A's and B's pointers,
 //                  leading dimensions and batch strides are 16-byte multiples, else element-wise loads.
+//                  With 16-byte rows (not under stream-K) each pair of A / B orders runs tiles compiled
+//                  for it (operand_orders); for orders along M or N the 128 x 128 tile has no split-K
+//                  form, so an explicit options.split_k above 1 takes the 64 x 64 tile there.
 //                  fp32: scalar FMA (64 x 64 x 4 tile) unless options.tf32 picks the tf32 mma.sync tiles;
 //                  fp8 (STRATA_GEMM_FP8): the skinny tile as sm90a (medium under stream-K).
 //   CDNA           M <= 32: MFMA 16x16 with a 16 x 64 tile; else 32x32 with 128 x 128. fp8 (gfx942):
@@ -220,7 +223,8 @@ struct read_mode {
   bool rows16 = false;  // every row start of A and B (pointers, leading dimensions, batch strides) is 16-byte aligned
   bool tf32 = false;    // fp32 inputs may go through TF32 tensor cores (options.tf32)
   bool stream_k = false;  // the kernel runs inside stream_k_kernel, whose fix-up state needs registers
-  bool a_row_b_col = false;  // A is row-major and B column-major (the kernels compiled for it may run)
+  operand_orders orders = operand_orders::any;  // A's and B's storage orders (any: not told)
+  bool split = false;  // options.split_k asks for more than one split
   bool wide = false;  // D is large enough for the 128 x 256 tile (wide_output)
   bool few_large_tiles = false;  // the 128 x 128 tile would leave units idle (few_large_tiles)
 };
@@ -262,18 +266,33 @@ void sm80_at_alignment(bool rows16, Fn&& fn) {
   else fn(static_cast<configs::sm80<Target, TA, E, S>*>(nullptr));
 }
 
-/// With FixedOrders, the tiles with 16-byte rows also come compiled for A row-major and B column-major
-/// (operand_orders): the layouts then cost nothing in the K loop (static instructions per HMMA on
-/// sm_90a, large 13.28 -> 5.84, medium 23.81 -> 11.19, skinny 44.12 -> 22.25, fp8 skinny 80.62 ->
-/// 27.88 with 4-byte instead of 1-byte shared loads). One more kernel per tile and dtype pair, for
-/// strata::gemm only: not under stream-K, whose own kernels stay one per tile, nor for the grouped
-/// entry and the convolution's 1x1 GEMM, which do not instantiate them (FixedOrders false: the grouped
-/// 128 x 128 tile spilled 4 bytes in that form).
+/// With FixedOrders, the tiles with 16-byte rows also come compiled for each pair of operand orders
+/// (operand_orders): the layouts then cost nothing in the K loop. A row-major and B column-major
+/// (static instructions per HMMA on sm_90a, large 13.28 -> 3.16, medium 23.81 -> 4.38, skinny 44.12
+/// -> 8.75) also take the copy streams and swizzled stages; the other three pairs lose the run-time
+/// selection of copy and ldmatrix forms (test/sass/budgets.txt, `_nn`). Four more kernels per tile
+/// and dtype pair, for strata::gemm only: not under stream-K, whose own kernels stay one per tile,
+/// nor for the grouped entry and the convolution's 1x1 GEMM, which do not instantiate them
+/// (FixedOrders false: the grouped 128 x 128 tile spilled 4 bytes in the a_row_b_col form).
 template <class Target, class TA, class E, shape S, bool FixedOrders, class Fn>
 void sm80_at_alignment(read_mode rm, Fn&& fn) {
   if constexpr (FixedOrders) {
-    if (rm.rows16 && rm.a_row_b_col && !rm.stream_k)
-      return fn(static_cast<configs::sm80<Target, TA, E, S, 16, operand_orders::a_row_b_col>*>(nullptr));
+    // The 128 x 128 tile takes no split-K form for the orders along M or N (configs::sm80_large_no_split).
+    constexpr shape F = S.tile_m == configs::sm80_large.tile_m && S.tile_n == configs::sm80_large.tile_n
+                            ? configs::sm80_large_no_split : S;
+    if (rm.rows16 && !rm.stream_k) {
+      switch (rm.orders) {
+        case operand_orders::a_row_b_col:
+          return fn(static_cast<configs::sm80<Target, TA, E, S, 16, operand_orders::a_row_b_col>*>(nullptr));
+        case operand_orders::a_row_b_row:
+          return fn(static_cast<configs::sm80<Target, TA, E, F, 16, operand_orders::a_row_b_row>*>(nullptr));
+        case operand_orders::a_col_b_col:
+          return fn(static_cast<configs::sm80<Target, TA, E, F, 16, operand_orders::a_col_b_col>*>(nullptr));
+        case operand_orders::a_col_b_row:
+          return fn(static_cast<configs::sm80<Target, TA, E, F, 16, operand_orders::a_col_b_row>*>(nullptr));
+        case operand_orders::any: break;
+      }
+    }
   }
   sm80_at_alignment<Target, TA, E, S>(rm.rows16, fn);
 }
@@ -287,7 +306,7 @@ void sm80_at_alignment(read_mode rm, Fn&& fn) {
 template <class Target, class TA, class E, bool Large, bool FixedOrders, class Fn>
 void cdna_at_orders(read_mode rm, Fn&& fn) {
   if constexpr (FixedOrders) {
-    if (rm.rows16 && rm.a_row_b_col && !rm.stream_k)
+    if (rm.rows16 && rm.orders == operand_orders::a_row_b_col && !rm.stream_k)
       return fn(static_cast<configs::cdna<Target, TA, E, Large, 16, operand_orders::a_row_b_col>*>(nullptr));
     // Other layouts with 16-byte rows (B row-major: x W with W stored (in, out); A column-major): the
     // any-layout tile with 16-byte copies instead of one global load and LDS store per element.
@@ -318,11 +337,15 @@ void dispatch(int m, Fn&& fn, read_mode rm = {}) {
       if constexpr (FixedOrders && sizeof(TA) == 2) {
         // The 128 x 256 tile: fixed orders and 16-byte rows only (its 64 x 64 warp tiles need the
         // ldmatrix path and the copy streams to fit the register file), 16-bit inputs.
-        if (rm.wide && rm.rows16 && rm.a_row_b_col && !rm.stream_k)
+        if (rm.wide && rm.rows16 && rm.orders == operand_orders::a_row_b_col && !rm.stream_k)
           return fn(static_cast<configs::sm80<arch::sm80, TA, E, configs::sm80_wide, 16, operand_orders::a_row_b_col>*>(nullptr));
       }
+      // An explicit split-K with 16-byte rows in orders along M or N: the medium tile (the large one
+      // has no split-K form there, configs::sm80_large_no_split).
+      const bool split_along_mn = FixedOrders && rm.split && rm.rows16 && !rm.stream_k &&
+                                  rm.orders != operand_orders::a_row_b_col && rm.orders != operand_orders::any;
       if (m <= 16 && !rm.stream_k) sm80_at_alignment<arch::sm80, TA, E, configs::sm80_skinny, FixedOrders>(rm, fn);
-      else if (m <= 128 || (rm.few_large_tiles && !rm.stream_k))
+      else if (m <= 128 || (rm.few_large_tiles && !rm.stream_k) || split_along_mn)
         sm80_at_alignment<arch::sm80, TA, E, configs::sm80_medium, FixedOrders>(rm, fn);
       else sm80_at_alignment<arch::sm80, TA, E, configs::sm80_large, FixedOrders>(rm, fn);
     }
@@ -420,7 +443,7 @@ inline constexpr bool gemv_types = std::is_same_v<TA, f16> || std::is_same_v<TA,
 /// column-major with 16-byte aligned rows, no stream-K and no explicit split-K (which keep the tiled
 /// kernels, as the caller asked for them). fp32 runs in full fp32 there, options.tf32 or not.
 inline bool gemv_fits(int m, const read_mode& rm, const options& o) {
-  return m >= 1 && m <= 8 && rm.rows16 && rm.a_row_b_col && !o.stream_k && o.split_k <= 1;
+  return m >= 1 && m <= 8 && rm.rows16 && rm.orders == operand_orders::a_row_b_col && !o.stream_k && o.split_k <= 1;
 }
 
 /// The GEMV path of run(): gemv_kernel for 4 or 8 rows, k_slices from the device's units.
@@ -446,7 +469,8 @@ template <class P, class TA, class TD>
 void run(stream& s, const matrix& a, const matrix& b, const matrix& c, const matrix& d, const options& o, int units) {
   const int m = d.rows, n = d.cols, k = a.cols;
   const read_mode rm{.rows16 = rows_aligned16(a, o.batch) && rows_aligned16(b, o.batch), .tf32 = o.tf32, .stream_k = o.stream_k,
-                     .a_row_b_col = a.order == layout::row_major && b.order == layout::col_major,
+                     .orders = orders_of(a.order, b.order),
+                     .split = o.split_k > 1,
                      .wide = wide_output(m, n, units, o.split_k),
                      .few_large_tiles = few_large_tiles(m, n, units)};
   // C's batch entries move with D's (the epilogue shifts by D's stride): they must agree.

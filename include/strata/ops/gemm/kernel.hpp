@@ -28,6 +28,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <type_traits>
 #include <utility>
 
@@ -156,10 +157,30 @@ inline constexpr bool is_tf32 = std::is_same_v<Atom, mma::sm80_16x8x8_f32tf32>;
 
 /// The storage orders of A and B a kernel is compiled for. `any` reads them from the params at run
 /// time: both copy forms of each operand and both ldmatrix forms sit in the K loop, and a predicate
-/// picks one per K step. A fixed pair compiles only its own: the host entry's common case, A
-/// row-major and B column-major (y = x W^T with W stored row-major), gets its own instantiation of
-/// each CUDA tile (test/sass/budgets.txt: 13.28 -> 5.84 static instructions per HMMA, large tile).
-enum class operand_orders { any, a_row_b_col };
+/// picks one per K step. A fixed pair compiles only its own copy and fragment forms. The host entry
+/// runs one for every pair of orders with 16-byte rows (gemm.hpp, sm80_at_alignment). A row-major and
+/// B column-major (y = x W^T with W stored row-major) is the pair whose stage rows both run along K:
+/// only it takes the copy streams, swizzled stages and vector fragments (kernel::k_major_orders;
+/// test/sass/budgets.txt: 13.28 -> 3.16 static instructions per HMMA, large tile). The other three
+/// (x W with W stored (in, out) is a_row_b_row) copy whole stages with the block's copy loops.
+enum class operand_orders { any, a_row_b_col, a_row_b_row, a_col_b_col, a_col_b_row };
+
+/// The fixed pair for A's and B's storage orders.
+constexpr operand_orders orders_of(layout a, layout b) {
+  if (a == layout::row_major) return b == layout::col_major ? operand_orders::a_row_b_col : operand_orders::a_row_b_row;
+  return b == layout::col_major ? operand_orders::a_col_b_col : operand_orders::a_col_b_row;
+}
+
+/// The enumerator's name, for messages.
+constexpr const char* name_of(operand_orders o) {
+  switch (o) {
+    case operand_orders::a_row_b_col: return "a_row_b_col";
+    case operand_orders::a_row_b_row: return "a_row_b_row";
+    case operand_orders::a_col_b_col: return "a_col_b_col";
+    case operand_orders::a_col_b_row: return "a_col_b_row";
+    default: return "any";
+  }
+}
 
 /// The problem one launch solves (per batch entry): D (m x n) = epilogue(A (m x k) * B (k x n)).
 struct problem {
@@ -187,7 +208,13 @@ struct kernel {
   static constexpr shape tiles = S;
   static constexpr std::size_t align_bytes = AlignBytes;
   static constexpr operand_orders orders = Orders;
-  static constexpr bool fixed_orders = Orders == operand_orders::a_row_b_col;
+  static constexpr bool fixed_orders = Orders != operand_orders::any;
+  /// With fixed orders: whether A (B) is row-major. Constants in the K loop.
+  static constexpr bool a_row_fixed = Orders == operand_orders::a_row_b_col || Orders == operand_orders::a_row_b_row;
+  static constexpr bool b_row_fixed = Orders == operand_orders::a_row_b_row || Orders == operand_orders::a_col_b_row;
+  /// Both operands' stage rows run along K (A row-major, B column-major): the pair the copy streams,
+  /// swizzled stages and vector fragments are built for.
+  static constexpr bool k_major_orders = Orders == operand_orders::a_row_b_col;
   static constexpr const char* name = "strata::ops::gemm::kernel";
 
   // Preconditions, in words.
@@ -230,7 +257,9 @@ struct kernel {
   // loops), at 120 registers. The others keep the loop. Unrolled, the copy addresses were hoisted out
   // of the K loop and stayed live: the any-order large tile went from 128 to 174 registers (one block
   // per SM instead of two), ptxas spilled 20 bytes in the fp8 skinny tile under the 128-register cap
-  // (sm_90a), and clang 15 spilled 4-14 SGPRs in the gfx940 MFMA tiles.
+  // (sm_90a), and clang 15 spilled 4-14 SGPRs in the gfx940 MFMA tiles. (The fixed-order tiles copy
+  // through streams, below, on targets with cp.async: there these copies serve only the K residue of
+  // the padded A row-major x B column-major tiles.)
   static constexpr int copy_threads =
       fixed_orders && min_blocks_per_multiprocessor == 0 && Target::vendor_id == arch::vendor::nvidia ? threads : 0;
   template <class T, int Rows, int Cols>
@@ -240,17 +269,25 @@ struct kernel {
   using copy_b_row = stage_copy<tb, S.tile_k, S.tile_n>;  // (BLK_K, BLK_N)
   using copy_b_col = stage_copy<tb, S.tile_n, S.tile_k>;  // (BLK_N, BLK_K)
 
-  // Fixed orders on a target with cp.async: both operands' tiles advance along their contiguous rows
-  // (A row-major, B column-major: K is the stage's columns), so the K loop copies them as streams
+  // A row-major and B column-major on a target with cp.async: both operands' tiles advance along their
+  // contiguous rows (K is the stage's columns), so the K loop copies them as streams
   // (copy::tile_stream): each thread's source pointers and M/N row predicates are set up once and
   // advanced by a constant; a full tile is one predicated cp.async per vector at constant offsets. The
   // K residue (a last partial tile) is loaded first, in the prologue, by the general copy, so every
   // copy inside the loop is of a full tile (gemm-forensic.md: the per-vector bounds, 64-bit address and
   // source-size arithmetic of block_copy_async were about 80 of the loop's 171 instructions).
-  template <class T, int Rows>
-  using stream_tile = copy::tile_copy<T, Rows, S.tile_k, AlignBytes, copy::widest_vector_bytes<T, S.tile_k, AlignBytes>, threads>;
-  using stream_tile_a = stream_tile<ta, S.tile_m>;  // (BLK_M, BLK_K)
-  using stream_tile_b = stream_tile<tb, S.tile_n>;  // (BLK_N, BLK_K)
+  // The other fixed pairs stream the same way (2026-12-07): an operand whose rows run along M or N (A
+  // column-major, B row-major) is a run down its rows, tile_k rows per K step, whose columns end at M
+  // or N (copy::stream_edge::columns: each thread's source size is fixed for the run); its K residue
+  // is a tile with fewer rows (tile_stream::copy_async_rows).
+  static constexpr bool a_k_major = !fixed_orders || a_row_fixed;  // A's stage rows run along K
+  static constexpr bool b_k_major = !fixed_orders || !b_row_fixed;
+  template <class T, int MN, bool KMajor>
+  using stream_tile =
+      std::conditional_t<KMajor, copy::tile_copy<T, MN, S.tile_k, AlignBytes, copy::widest_vector_bytes<T, S.tile_k, AlignBytes>, threads>,
+                         copy::tile_copy<T, S.tile_k, MN, AlignBytes, copy::widest_vector_bytes<T, MN, AlignBytes>, threads>>;
+  using stream_tile_a = stream_tile<ta, S.tile_m, a_k_major>;  // (BLK_M, BLK_K), or (BLK_K, BLK_M)
+  using stream_tile_b = stream_tile<tb, S.tile_n, b_k_major>;  // (BLK_N, BLK_K), or (BLK_K, BLK_N)
   static constexpr bool streamable = fixed_orders && (stream_tile_a::vector_bytes >= 4) &&
                                      (stream_tile_b::vector_bytes >= 4) && (threads % stream_tile_a::vectors_per_row == 0) &&
                                      (threads % stream_tile_b::vectors_per_row == 0);
@@ -259,10 +296,12 @@ struct kernel {
   // global loads are issued before the current stage's MMAs and written to the other stage after them,
   // one barrier per K step (register_staged_loop). Until 2026-12-06 the copies were plain loads whose
   // LDS writes waited for the global loads at the top of every K step, in a loop with a run-time trip
-  // count per operand.
-  static constexpr bool use_register_streams = streamable && !use_streams;
-  using stream_a = std::conditional_t<streamable, copy::tile_stream<stream_tile_a>, void>;
-  using stream_b = std::conditional_t<streamable, copy::tile_stream<stream_tile_b>, void>;
+  // count per operand. A row-major and B column-major only.
+  static constexpr bool use_register_streams = streamable && k_major_orders && !use_streams;
+  static constexpr copy::stream_edge edge_a = a_k_major ? copy::stream_edge::rows : copy::stream_edge::columns;
+  static constexpr copy::stream_edge edge_b = b_k_major ? copy::stream_edge::rows : copy::stream_edge::columns;
+  using stream_a = std::conditional_t<streamable, copy::tile_stream<stream_tile_a, edge_a>, void>;
+  using stream_b = std::conditional_t<streamable, copy::tile_stream<stream_tile_b, edge_b>, void>;
 
   // Fragments from shared memory: ldmatrix.x4 for the 16-bit m16n8k16 atoms on targets that have it
   // (one instruction per 16 x 16 piece), else one load per element through the atom's fragment map.
@@ -273,7 +312,7 @@ struct kernel {
   // MFMA fragments from stages whose rows run along K (fixed orders: A row-major, B column-major):
   // each lane reads its share of a stage row with ds_read_b128 (mma::vector_fragments, K permuted
   // within the stage) instead of one 1- or 2-byte read per element.
-  static constexpr bool use_vector_fragments = fixed_orders && mma::vector_fragment_loadable<Atom>;
+  static constexpr bool use_vector_fragments = k_major_orders && mma::vector_fragment_loadable<Atom>;
   // The streamed fixed-order tiles XOR-swizzle their stages instead of padding them (tensor/swizzle.hpp's
   // swizzle_for: 16-byte units of a row XORed with the row's bank line): an 8-lane phase of a
   // fragment read (ldmatrix's 8 row addresses, or ds_read_b128's 8 rows at one column) and of a
@@ -285,7 +324,7 @@ struct kernel {
   // itself, which the padding keeps conflict-free too, and each swizzled k-group costs an address per
   // stage (sm_90a, the 16 x 64 x 64 tile: 76 instead of 70 static instructions per K step).
   static constexpr bool swizzled_stages = ((use_register_streams && use_vector_fragments) ||
-                                           (use_streams && use_ldmatrix && S.tile_k * int(sizeof(ta)) < 128)) &&
+                                           (use_streams && k_major_orders && use_ldmatrix && S.tile_k * int(sizeof(ta)) < 128)) &&
                                           sizeof(ta) == sizeof(tb) && detail::pow2_at_least_16(S.tile_k * int(sizeof(ta)));
   using stage_swizzle = typename detail::stage_swizzle_of<swizzled_stages, ta, S.tile_k * int(sizeof(ta))>::type;
   using ldmatrix_loader =
@@ -302,8 +341,15 @@ struct kernel {
   static_assert(!use_vector_fragments || (lda_row * sizeof(ta)) % 16 == 0,
                 "gemm::kernel: vector fragment reads need 16-byte stage rows (tile_k * sizeof(ta) a multiple of 16)");
   static constexpr int ldb_row = S.tile_n + pad_b, ldb_col = S.tile_k + pad_b;  // B row-/column-major stage
-  static constexpr int a_stage = S.tile_m * lda_row > S.tile_k * lda_col ? S.tile_m * lda_row : S.tile_k * lda_col;
-  static constexpr int b_stage = S.tile_k * ldb_row > S.tile_n * ldb_col ? S.tile_k * ldb_row : S.tile_n * ldb_col;
+  // The stage rows the streams write: along K, or along M / N.
+  static constexpr int lda_stream = a_k_major ? lda_row : lda_col, ldb_stream = b_k_major ? ldb_col : ldb_row;
+  // A stage holds either order's form (any), or only the fixed order's.
+  static constexpr int a_stage_row = S.tile_m * lda_row, a_stage_col = S.tile_k * lda_col;
+  static constexpr int b_stage_row = S.tile_k * ldb_row, b_stage_col = S.tile_n * ldb_col;
+  static constexpr int a_stage = fixed_orders ? (a_row_fixed ? a_stage_row : a_stage_col)
+                                              : (a_stage_row > a_stage_col ? a_stage_row : a_stage_col);
+  static constexpr int b_stage = fixed_orders ? (b_row_fixed ? b_stage_row : b_stage_col)
+                                              : (b_stage_row > b_stage_col ? b_stage_row : b_stage_col);
 
   static_assert(!swizzled_stages || ((8 * lda_row) % stage_swizzle::period == 0 && (S.tile_m * lda_row) % stage_swizzle::period == 0 &&
                                        (S.tile_n * ldb_col) % stage_swizzle::period == 0),
@@ -337,10 +383,12 @@ struct kernel {
   static params make_params(const problem& pr, operand<const ta> a, operand<const tb> b, operand<td> d,
                             const typename Epilogue::params& ep, int splits = 1, acc_type* partials = nullptr) {
     if constexpr (fixed_orders) {
-      if (a.order != layout::row_major || b.order != layout::col_major)
-        throw invalid_argument("strata::ops::gemm::kernel::make_params", a.order != layout::row_major ? "a" : "b",
-                               "this kernel is compiled for A row-major and B column-major (operand_orders::a_row_b_col); "
-                               "use the operand_orders::any instantiation for other layouts");
+      const bool a_ok = (a.order == layout::row_major) == a_row_fixed, b_ok = (b.order == layout::row_major) == b_row_fixed;
+      if (!a_ok || !b_ok)
+        throw invalid_argument("strata::ops::gemm::kernel::make_params", !a_ok ? "a" : "b",
+                               std::string("this kernel is compiled for A ") + (a_row_fixed ? "row" : "column") +
+                                   "-major and B " + (b_row_fixed ? "row" : "column") + "-major (operand_orders::" +
+                                   name_of(Orders) + "); use the instantiation for the operands' orders, or operand_orders::any");
     }
     params p{};
     p.size = pr;
@@ -431,11 +479,11 @@ struct kernel {
     const ta* a = p.a.data + batch * p.a.batch_stride;
     const tb* b = p.b.data + batch * p.b.batch_stride;
     // Fixed orders: constants, so only their copy and ldmatrix forms are compiled into the loop.
-    const bool a_row = fixed_orders || p.a.order == layout::row_major;
-    const bool b_row = !fixed_orders && p.b.order == layout::row_major;
+    const bool a_row = fixed_orders ? a_row_fixed : p.a.order == layout::row_major;
+    const bool b_row = fixed_orders ? b_row_fixed : p.b.order == layout::row_major;
     if constexpr (fixed_orders && Ctx::emulated) {
-      if (p.a.order != layout::row_major || p.b.order != layout::col_major)
-        kernel_bug(ctx.emulated_thread(), "gemm::kernel compiled for A row-major and B column-major got other layouts");
+      if ((p.a.order == layout::row_major) != a_row_fixed || (p.b.order == layout::row_major) != b_row_fixed)
+        kernel_bug(ctx.emulated_thread(), "gemm::kernel compiled for fixed operand orders got other layouts");
     }
     if constexpr (use_register_streams) {
       register_staged_loop(ctx, p, a, b, m0, n0, kt_begin, kt_end, acc);
@@ -447,18 +495,16 @@ struct kernel {
       // range's full tiles in order, each through the streams.
       const bool residue = kt_end > kt_begin && kt_end == p.k_tiles && p.size.k % S.tile_k != 0;
       const long long k0 = (long long)kt_begin * S.tile_k;
-      stream_a sa(ctx, a + m0 * p.a.ld + k0, p.a.ld, p.size.m - m0);
-      stream_b sb(ctx, b + n0 * p.b.ld + k0, p.b.ld, p.size.n - n0);
-      mainloop(ctx, kt_begin, kt_end, true, false, acc, [&](auto& pipe, shared_storage& smem, int st, int kt, auto steady) {
+      stream_a sa = operand_stream<stream_a, a_k_major>(ctx, a, p.a.ld, m0, k0, p.size.m - m0);
+      stream_b sb = operand_stream<stream_b, b_k_major>(ctx, b, p.b.ld, n0, k0, p.size.n - n0);
+      mainloop(ctx, kt_begin, kt_end, a_row, b_row, acc, [&](auto& pipe, shared_storage& smem, int st, int kt, auto steady) {
         if constexpr (!decltype(steady)::value) {
           if (residue && kt == kt_begin) {
             const int kr = (kt_end - 1) * S.tile_k, k_left = p.size.k - kr;
-            if constexpr (swizzled_stages) {
-              // Through streams of its own, so that the stage layout (swizzled) is the streams'.
-              const stream_a last_a(ctx, a + m0 * p.a.ld + kr, p.a.ld, p.size.m - m0);
-              const stream_b last_b(ctx, b + n0 * p.b.ld + kr, p.b.ld, p.size.n - n0);
-              last_a.template copy_async_partial<lda_row, stage_swizzle>(ctx, smem.a[st], k_left);
-              last_b.template copy_async_partial<ldb_col, stage_swizzle>(ctx, smem.b[st], k_left);
+            if constexpr (swizzled_stages || !k_major_orders) {
+              // Through the streams, so that the stage layout (swizzled) is the streams'.
+              copy_residue<a_k_major, lda_stream>(ctx, sa, smem.a[st], k_left, a, p.a.ld, m0, kr, p.size.m - m0, kr - k0);
+              copy_residue<b_k_major, ldb_stream>(ctx, sb, smem.b[st], k_left, b, p.b.ld, n0, kr, p.size.n - n0, kr - k0);
             } else {
               copy_stage<copy_a_row>(pipe, ctx, smem.a[st], lda_row, a + m0 * p.a.ld + kr, p.a.ld, p.size.m - m0, k_left);
               copy_stage<copy_b_col>(pipe, ctx, smem.b[st], ldb_col, b + n0 * p.b.ld + kr, p.b.ld, p.size.n - n0, k_left);
@@ -466,10 +512,10 @@ struct kernel {
             return;
           }
         }
-        sa.template copy_async<lda_row, stage_swizzle>(ctx, smem.a[st]);
-        sb.template copy_async<ldb_col, stage_swizzle>(ctx, smem.b[st]);
-        sa.advance();
-        sb.advance();
+        sa.template copy_async<lda_stream, stage_swizzle>(ctx, smem.a[st]);
+        sb.template copy_async<ldb_stream, stage_swizzle>(ctx, smem.b[st]);
+        sa.advance(a_k_major ? S.tile_k : S.tile_k * p.a.ld);
+        sb.advance(b_k_major ? S.tile_k : S.tile_k * p.b.ld);
       });
       return;
     }
@@ -486,6 +532,29 @@ struct kernel {
       else
         copy_stage<copy_b_col>(pipe, ctx, smem.b[st], ldb_col, b + n0 * p.b.ld + k0, p.b.ld, p.size.n - n0, k_left);
     });
+  }
+
+  /// An operand's stream from K step k0 on: rows of the tile along M / N (valid_mn of them) when its
+  /// stage rows run along K, else K rows of the tile whose columns (valid_mn) run along M / N.
+  template <class Stream, bool KMajor, class Ctx, class T>
+  STRATA_HOST_DEVICE STRATA_FORCEINLINE static Stream operand_stream(Ctx& ctx, const T* base, long long ld, int mn0, long long k0,
+                                                                     int valid_mn) {
+    if constexpr (KMajor) return Stream(ctx, base + mn0 * ld + k0, ld, valid_mn);
+    else return Stream(ctx, base + k0 * ld + mn0, ld, valid_mn);
+  }
+
+  /// The K residue's stage (K steps kr.., k_left of them exist) for an operand whose stream `s` stands
+  /// at K step kr - k_ahead: a stream of its own where the stage rows run along K, else `s` itself at
+  /// an offset of k_ahead rows.
+  template <bool KMajor, int Ld, class Ctx, class Stream, class T>
+  STRATA_HOST_DEVICE static void copy_residue(Ctx& ctx, const Stream& s, T* stage, int k_left, const T* base, long long ld,
+                                              int mn0, long long kr, int valid_mn, long long k_ahead) {
+    if constexpr (KMajor) {
+      const auto last = operand_stream<Stream, true>(ctx, base, ld, mn0, kr, valid_mn);
+      last.template copy_async_partial<Ld, stage_swizzle>(ctx, stage, k_left);
+    } else {
+      s.template copy_async_rows<Ld, stage_swizzle>(ctx, stage, k_left, k_ahead * ld);
+    }
   }
 
   /// The pipelined K loop itself, over stages that `load(pipe, smem, stage, kt)` fills with K step kt
