@@ -3,8 +3,9 @@
 // launches on a CUDA build, compiled for sm_80, sm_90a and sm_100a: the implicit-GEMM fprop, dgrad
 // and wgrad kernels (mma.sync atoms, cp.async stages, 16-byte row gathers) in the large and medium
 // tiles, tf32 and int8 (the depthwise kernel: conv_depthwise_kernels.cu). Checks that none spills,
-// that the gathers reach the hardware as 16-byte cp.async with the zero-fill form (padding taps cost
-// no branch), and that the mainloop issues mma.sync. Like the host entry they use the sm80 descriptor on every
+// that the gathers reach the hardware as 16-byte cp.async with the zero-fill or ignore-src form
+// (padding taps cost no branch; fprop's A stream, conv::fprop_a_stream, uses ignore-src), and that the
+// mainloop issues mma.sync. Like the host entry they use the sm80 descriptor on every
 // NVIDIA target (the Hopper issue brings wgmma).
 //
 // Not built for gfx yet: the GEMM mainloop these kernels reuse spills SGPRs on gfx940 under Debian's
@@ -18,7 +19,7 @@
 // compile-expect-code sm_.*: tensor-core MMA = mma\.sync\.aligned\.m16n8k16
 // compile-expect-code sm_.*: int8 tensor-core MMA = mma\.sync\.aligned\.m16n8k32
 // compile-expect-code sm_.*: tf32 tensor-core MMA = mma\.sync\.aligned\.m16n8k8
-// compile-expect-code sm_.*: 16-byte gathers with zero fill = cp\.async\.cg\.shared\.global[^;]*16, *%r
+// compile-expect-code sm_.*: 16-byte gathers with zero fill = cp\.async\.cg\.shared\.global[^;]*16, *(%r|ignore)
 // compile-expect-code sm_.*: fragments loaded with ldmatrix = ldmatrix\.sync\.aligned\.m8n8\.x4
 #if !defined(__HIP__) && !defined(__HIPCC__)
 // Only the kernel templates: the host entry (ops/conv/host.hpp) would compile every configuration it

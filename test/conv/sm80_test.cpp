@@ -58,6 +58,34 @@ TEST_CASE("conv sm80 f16: element-wise gathers for odd channel counts and NCHW; 
                   kernel_launcher<sm80_kernel<sc::kind::fprop, f16, f16, cfg::sm80_large, 16>>{});
 }
 
+TEST_CASE("conv sm80 fprop through its gather streams: 3D, dilation, wide channels, K residue, both tiles", "[conv]") {
+  // conv::kernel::fprop_streams (16-byte vectors on sm80): each row's pixel decoded once per tile, the
+  // column's tap and channel moved on per K step. Channels per group below, at and above tile_k (taps
+  // wrapping inside one K step, on its edge, every few steps), K not a multiple of tile_k, padding on
+  // every side, strides, dilation, depth, groups, padded pixel strides, M and N edges.
+  using KM = sm80_kernel<sc::kind::fprop, bf16, bf16, cfg::sm80_medium, 16>;
+  using KL = sm80_kernel<sc::kind::fprop, bf16, bf16, cfg::sm80_large, 16>;
+  static_assert(KM::fprop_streams && KL::fprop_streams);
+  sc::problem a{.n = 2, .c = 8, .k = 20, .input = {3, 5, 6}, .filter = {2, 3, 3}};  // K = 144: a residue of 16
+  a.pad = {1, 1, 0};
+  a.pad_end = {0, 1, 2};
+  a.stride = {1, 2, 1};
+  a.dilation = {2, 1, 2};
+  check<bf16, bf16>(sc::kind::fprop, {.pr = a, .beta = 0.5f, .bias = true, .act = act::relu, .seed = 231},
+                    kernel_launcher<KM>{});
+  sc::problem b = p2d(3, 11, 10, 96, 72, 3, 3);  // C 96: three K steps per tap
+  b.pad = b.pad_end = {0, 1, 1};
+  b.groups = 2;
+  check<bf16, bf16>(sc::kind::fprop, {.pr = b, .pixel_pad = 8, .seed = 232}, kernel_launcher<KL>{});
+  sc::problem c = p2d(1, 13, 3, 40, 130, 2, 1);  // C 40: taps straddling K steps; N = 130 past a tile
+  c.stride = {1, 3, 1};
+  c.pad = {0, 2, 0};
+  check<bf16, bf16>(sc::kind::fprop, {.pr = c, .seed = 233}, kernel_launcher<KL>{});
+  check<bf16, bf16>(sc::kind::fprop, {.pr = c, .seed = 234}, kernel_launcher<KM>{});
+  sc::problem one = p2d(1, 1, 1, 8, 8, 1, 1);  // one pixel, one K step of 8
+  check<bf16, bf16>(sc::kind::fprop, {.pr = one, .seed = 235}, kernel_launcher<KM>{});
+}
+
 TEST_CASE("conv sm80 tf32 and int8", "[conv]") {
   sc::problem p = p2d(1, 6, 7, 8, 12, 3, 3);
   p.pad = p.pad_end = {0, 1, 1};

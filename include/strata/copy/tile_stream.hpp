@@ -74,10 +74,9 @@ class tile_stream {
   /// Every thread has per_thread vectors (else the last one exists for the lower ranks only).
   static constexpr bool even = Tile::vectors % Tile::threads == 0;
 
-  /// The run starts at `src` (its first tile's element (0, 0)); rows at and past `valid_rows` are
-  /// zero-filled in every tile (negative: none exist).
-  /// Edge rows: rows at and past `valid_rows` are zero-filled in every tile (negative: none exist).
-  /// Edge columns: columns at and past `valid_cols` are, and every row exists.
+  /// The run starts at `src` (its first tile's element (0, 0)). Edge rows: rows at and past `valid`
+  /// are zero-filled in every tile (negative: none exist). Edge columns: columns at and past `valid`
+  /// are, and every row exists.
   template <class Ctx>
   STRATA_HOST_DEVICE tile_stream(Ctx& ctx, const value_type* src, long long src_ld, int valid) {
     if constexpr (Edge == stream_edge::rows) {
@@ -124,8 +123,8 @@ class tile_stream {
   /// copy_async() of the tile `offset` elements past the current one (Edge columns: the K residue of a
   /// run down the rows, offset = its distance in rows x src_ld), whose rows at and past `valid_rows` do
   /// not exist: they are zero-filled and never read (their address is that tile's row 0, which must
-  /// exist). For a prologue: a second stream for the residue kept its pointers live beside this one's
-  /// and spilled the GEMM's 128 x 128 tile on sm_80.
+  /// exist). For a prologue; taken from this stream so that no second stream keeps its own pointers
+  /// live beside this one's.
   template <int DstLd, class Swizzle = no_swizzle, class Ctx>
   STRATA_HOST_DEVICE void copy_async_rows(Ctx& ctx, value_type* dst, int valid_rows, long long offset = 0) const {
     static_assert(Edge == stream_edge::columns, "tile_stream::copy_async_rows: a run down the rows (stream_edge::columns)");
@@ -223,8 +222,8 @@ class tile_stream {
   }
 
   /// The next tile: Cols elements further along every row. (A run down the rows steps Rows x src_ld:
-  /// advance(elements), with the caller's ld, which a kernel reads from its parameters instead of
-  /// keeping it in two registers: the GEMM's 128 x 128 tile spilled 32 bytes on sm_80 with it.)
+  /// advance(elements) with the caller's ld, which a kernel reads from its parameters instead of the
+  /// stream keeping it in two more registers.)
   STRATA_HOST_DEVICE STRATA_FORCEINLINE void advance() {
     static_assert(Edge == stream_edge::rows, "tile_stream::advance(): a run down the rows advances by Rows x src_ld");
     advance(Tile::cols);

@@ -40,6 +40,8 @@
 #include <cstddef>
 #include <type_traits>
 
+#include "strata/copy/tile_stream.hpp"
+#include "strata/ops/conv/fprop_gather.hpp"
 #include "strata/ops/conv/types.hpp"
 #include "strata/ops/gemm/kernel.hpp"
 
@@ -140,9 +142,26 @@ struct kernel {
     const int kt_end = int((long long)p.k_tiles * (split + 1) / p.splits);
     typename warp_tile::accumulator acc;
     accumulate(ctx, p, t, group, kt_begin, kt_end, acc);
-    if (p.splits > 1) store_partials(ctx, p, t, split, group, acc);
-    else store_tile(ctx, p, t, group, acc);
+    // Only wgrad splits K (make_params); the other kinds do not compile the partials' store (in the
+    // fprop 128 x 128 tile it spilled 60 bytes on sm_80, on a path fprop never takes).
+    if constexpr (Kind == kind::wgrad) {
+      if (p.splits > 1) return store_partials(ctx, p, t, split, group, acc);
+    }
+    store_tile(ctx, p, t, group, acc);
   }
+
+  // fprop's operands as streams on targets with cp.async (vectors of 4 bytes or more: the 16-byte
+  // instantiation): A through conv::fprop_a_stream (each row's pixel decoded once per tile, the tap and
+  // channel moved on per K step), B, the filter rows (a strided tile along K), through
+  // copy::tile_stream. The thread count is a constant, so each thread's vectors unroll.
+  template <class T, int Rows>
+  using stream_tile = copy::tile_copy<T, Rows, S.tile_k, AlignBytes, copy::widest_vector_bytes<T, S.tile_k, AlignBytes>, threads>;
+  using a_stream_tile = stream_tile<ta, S.tile_m>;
+  using b_stream_tile = stream_tile<tb, S.tile_n>;
+  static constexpr bool fprop_streams = Kind == kind::fprop && Target::atoms.has(arch::atom_family::cp_async) &&
+                                        a_stream_tile::vector_bytes >= 4 && b_stream_tile::vector_bytes >= 4 &&
+                                        threads % a_stream_tile::vectors_per_row == 0 &&
+                                        threads % b_stream_tile::vectors_per_row == 0;
 
   /// The mainloop with this kind's gathers (gemm_kernel::mainloop does the rest).
   template <class Ctx>
@@ -151,6 +170,23 @@ struct kernel {
     const int m0 = int(t.m) * S.tile_m, n0 = int(t.n) * S.tile_n;
     const geometry& g = p.g;
     constexpr bool a_row = Kind != kind::wgrad, b_row = Kind != kind::fprop;
+    if constexpr (fprop_streams) {
+      fprop_a_stream<ta, a_stream_tile> sa(ctx, g, p.size.m, p.size.k, p.a, group, m0, kt_begin);
+      const tb* w = p.b + ((long long)group * g.k_group + n0) * g.filter_row() + (long long)kt_begin * S.tile_k;
+      copy::tile_stream<b_stream_tile> sb(ctx, w, g.filter_row(), p.size.n - n0);
+      const bool k_residue = p.size.k % S.tile_k != 0;
+      // The K steps are loaded in order, one call each (the pipeline's prologue, then its loop).
+      gemm_kernel::mainloop(ctx, kt_begin, kt_end, a_row, b_row, acc, [&](auto&, shared_storage& smem, int st, int kt) {
+        sa.template copy_async<gemm_kernel::lda_row>(ctx, smem.a[st]);
+        if (k_residue && kt + 1 == p.k_tiles)
+          sb.template copy_async_partial<gemm_kernel::ldb_col>(ctx, smem.b[st], p.size.k - kt * S.tile_k);
+        else
+          sb.template copy_async<gemm_kernel::ldb_col>(ctx, smem.b[st]);
+        sa.advance();
+        sb.advance();
+      });
+      return;
+    }
     gemm_kernel::mainloop(ctx, kt_begin, kt_end, a_row, b_row, acc, [&](auto& pipe, shared_storage& smem, int st, int kt) {
       const int k0 = kt * S.tile_k;
       if constexpr (Kind == kind::fprop) {
