@@ -170,6 +170,23 @@ TEST_CASE("strata::gemm CUDA dispatch: each pair of operand orders with 16-byte 
       REQUIRE(got == operand_orders::any);
     }
   }
+  // int8 in every pair of orders: the 128 x 128 tile without its split-K form (its serial running sum
+  // spilled on sm_80), so an explicit split-K takes the medium tile.
+  for (const operand_orders o : {operand_orders::a_row_b_col, operand_orders::a_row_b_row}) {
+    INFO("int8 " << sg::name_of(o));
+    int tile_m = 0;
+    bool splits = true;
+    const auto record = [&](auto* tag) {
+      using K = std::remove_pointer_t<decltype(tag)>;
+      tile_m = K::tiles.tile_m;
+      splits = K::tiles.split_k;
+    };
+    sg::detail::dispatch<cuda, std::int8_t, std::int32_t, true, true>(300, record, {.rows16 = true, .orders = o});
+    REQUIRE((tile_m == 128 && !splits));
+    sg::detail::dispatch<cuda, std::int8_t, std::int32_t, true, true>(300, record,
+                                                                   {.rows16 = true, .orders = o, .split = true});
+    REQUIRE((tile_m == 64 && splits));
+  }
   REQUIRE(sg::orders_of(sg::layout::row_major, sg::layout::col_major) == operand_orders::a_row_b_col);
   REQUIRE(sg::orders_of(sg::layout::row_major, sg::layout::row_major) == operand_orders::a_row_b_row);
   REQUIRE(sg::orders_of(sg::layout::col_major, sg::layout::col_major) == operand_orders::a_col_b_col);

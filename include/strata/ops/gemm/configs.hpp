@@ -36,9 +36,9 @@ inline constexpr shape sm80_large{128, 128, 32, 2, 4, 3, false};
 // partials' store spilled on sm_100a): the entry runs it only on outputs that fill the machine.
 inline constexpr shape sm80_wide{128, 256, 32, 2, 4, 3, true, false};
 // The 128 x 128 tile as the entry runs it for the operand orders whose stage rows run along M or N
-// (a_row_b_row, a_col_b_col, a_col_b_row): no split-K form. With one, ptxas (nvcc 13) spilled 16-32
-// bytes on sm_80 in the serial running sum's epilogue under the tile's 128 registers (the loads of
-// 64 running sums beside 64 accumulators). The entry splits K only on tiles that leave units idle,
+// (a_row_b_row, a_col_b_col, a_col_b_row), and for int8 in every order: no split-K form. With one,
+// ptxas (nvcc 13) spilled 16-36 bytes on sm_80 in the serial running sum's epilogue under the tile's
+// 128 registers (the loads of 64 running sums beside 64 accumulators; gemm.hpp, sm80_large_for). The entry splits K only on tiles that leave units idle,
 // where it runs the medium tile; an explicit options.split_k above 1 takes the medium tile too.
 inline constexpr shape sm80_large_no_split{128, 128, 32, 2, 4, 3, false, false};
 inline constexpr shape sm80_medium{64, 64, 32, 2, 2, 3};   // warp tile 32 x 32

@@ -266,6 +266,23 @@ void sm80_at_alignment(bool rows16, Fn&& fn) {
   else fn(static_cast<configs::sm80<Target, TA, E, S>*>(nullptr));
 }
 
+/// The 128 x 128 tile's form for fixed operand orders and 16-byte rows: with split-K (configs::sm80_large)
+/// only for A row-major x B column-major with 16-bit or 32-bit inputs. The orders along M or N, and
+/// int8 in any order, take configs::sm80_large_no_split: ptxas (nvcc 13) spilled the split form's
+/// serial running sum on sm_80 (16-32 bytes for the orders along M or N; 36 bytes stored, 76 loaded
+/// for int8 A row-major x B column-major, at 128 registers; 98 registers and no spill without it).
+template <class TA>
+constexpr shape sm80_large_for(operand_orders orders) {
+  return orders == operand_orders::a_row_b_col && sizeof(TA) > 1 ? configs::sm80_large : configs::sm80_large_no_split;
+}
+
+/// S, or the form of it the pair of orders takes (sm80_large_for, for the 128 x 128 tile).
+template <class TA, shape S>
+constexpr shape sm80_shape_for(operand_orders orders) {
+  const bool large = S.tile_m == configs::sm80_large.tile_m && S.tile_n == configs::sm80_large.tile_n;
+  return large ? sm80_large_for<TA>(orders) : S;
+}
+
 /// With FixedOrders, the tiles with 16-byte rows also come compiled for each pair of operand orders
 /// (operand_orders): the layouts then cost nothing in the K loop. A row-major and B column-major
 /// (static instructions per HMMA on sm_90a, large 13.28 -> 3.16, medium 23.81 -> 4.38, skinny 44.12
@@ -277,19 +294,18 @@ void sm80_at_alignment(bool rows16, Fn&& fn) {
 template <class Target, class TA, class E, shape S, bool FixedOrders, class Fn>
 void sm80_at_alignment(read_mode rm, Fn&& fn) {
   if constexpr (FixedOrders) {
-    // The 128 x 128 tile takes no split-K form for the orders along M or N (configs::sm80_large_no_split).
-    constexpr shape F = S.tile_m == configs::sm80_large.tile_m && S.tile_n == configs::sm80_large.tile_n
-                            ? configs::sm80_large_no_split : S;
+    constexpr shape along_mn = sm80_shape_for<TA, S>(operand_orders::a_row_b_row);  // the three pairs alike
+    constexpr shape k_major = sm80_shape_for<TA, S>(operand_orders::a_row_b_col);
     if (rm.rows16 && !rm.stream_k) {
       switch (rm.orders) {
         case operand_orders::a_row_b_col:
-          return fn(static_cast<configs::sm80<Target, TA, E, S, 16, operand_orders::a_row_b_col>*>(nullptr));
+          return fn(static_cast<configs::sm80<Target, TA, E, k_major, 16, operand_orders::a_row_b_col>*>(nullptr));
         case operand_orders::a_row_b_row:
-          return fn(static_cast<configs::sm80<Target, TA, E, F, 16, operand_orders::a_row_b_row>*>(nullptr));
+          return fn(static_cast<configs::sm80<Target, TA, E, along_mn, 16, operand_orders::a_row_b_row>*>(nullptr));
         case operand_orders::a_col_b_col:
-          return fn(static_cast<configs::sm80<Target, TA, E, F, 16, operand_orders::a_col_b_col>*>(nullptr));
+          return fn(static_cast<configs::sm80<Target, TA, E, along_mn, 16, operand_orders::a_col_b_col>*>(nullptr));
         case operand_orders::a_col_b_row:
-          return fn(static_cast<configs::sm80<Target, TA, E, F, 16, operand_orders::a_col_b_row>*>(nullptr));
+          return fn(static_cast<configs::sm80<Target, TA, E, along_mn, 16, operand_orders::a_col_b_row>*>(nullptr));
         case operand_orders::any: break;
       }
     }
@@ -340,12 +356,12 @@ void dispatch(int m, Fn&& fn, read_mode rm = {}) {
         if (rm.wide && rm.rows16 && rm.orders == operand_orders::a_row_b_col && !rm.stream_k)
           return fn(static_cast<configs::sm80<arch::sm80, TA, E, configs::sm80_wide, 16, operand_orders::a_row_b_col>*>(nullptr));
       }
-      // An explicit split-K with 16-byte rows in orders along M or N: the medium tile (the large one
-      // has no split-K form there, configs::sm80_large_no_split).
-      const bool split_along_mn = FixedOrders && rm.split && rm.rows16 && !rm.stream_k &&
-                                  rm.orders != operand_orders::a_row_b_col && rm.orders != operand_orders::any;
+      // An explicit split-K where the 128 x 128 tile the orders take has no split-K form
+      // (sm80_large_for): the medium tile.
+      const bool large_cannot_split = FixedOrders && rm.split && rm.rows16 && !rm.stream_k &&
+                                      rm.orders != operand_orders::any && !sm80_large_for<TA>(rm.orders).split_k;
       if (m <= 16 && !rm.stream_k) sm80_at_alignment<arch::sm80, TA, E, configs::sm80_skinny, FixedOrders>(rm, fn);
-      else if (m <= 128 || (rm.few_large_tiles && !rm.stream_k) || split_along_mn)
+      else if (m <= 128 || (rm.few_large_tiles && !rm.stream_k) || large_cannot_split)
         sm80_at_alignment<arch::sm80, TA, E, configs::sm80_medium, FixedOrders>(rm, fn);
       else sm80_at_alignment<arch::sm80, TA, E, configs::sm80_large, FixedOrders>(rm, fn);
     }
