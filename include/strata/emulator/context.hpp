@@ -192,6 +192,27 @@ class context {
     thread* t_;
   };
 
+  /// Four consecutive warps, 128 threads, the first warp's index a multiple of 4: what a Hopper
+  /// warpgroup MMA (mma/wgmma.hpp) runs on. index() is the same in every thread of the group.
+  class warpgroup_level {
+   public:
+    static constexpr bool emulated = true;
+    explicit warpgroup_level(thread* t) : t_(t) {}
+    static constexpr int size() { return 128; }
+    int index() const { return t_->thread_rank / 128; }
+    /// Warpgroups of the block (a last partial one included; atoms refuse to run on it).
+    int count() const { return (t_->unit->info->threads_per_block + 127) / 128; }
+    int thread_rank() const { return t_->thread_rank % 128; }
+    /// For atoms: as warp().gather(), over the 128 threads of the warpgroup.
+    template <class Fn>
+    void gather(const char* atom_name, void* io, Fn&& fn, here loc = here::current()) const {
+      detail::warpgroup_gather(*t_, atom_name, io, loc, static_cast<Fn&&>(fn));
+    }
+
+   private:
+    thread* t_;
+  };
+
   class lane_level {
    public:
     explicit lane_level(thread* t) : t_(t) {}
@@ -206,6 +227,7 @@ class context {
   cluster_level cluster() const { return cluster_level(t_); }
   block_level block() const { return block_level(t_); }
   warp_level warp() const { return warp_level(t_); }
+  warpgroup_level warpgroup() const { return warpgroup_level(t_); }
   lane_level lane() const { return lane_level(t_); }
 
   /// Returns once pred() is true; meanwhile the thread yields to the others (a raw spin loop would

@@ -115,6 +115,9 @@ inline void setup_unit(worker& w, const launch_info& L, long long unit, std::siz
         t.error = nullptr;
         t.async_pending.clear();
         t.async_groups.clear();
+        t.mma_pending.clear();
+        t.mma_groups = 0;
+        t.mma_fenced = false;
         u.threads[static_cast<std::size_t>(ub) * nt + i] = &t;
       }
     }

@@ -237,6 +237,56 @@ void warp_gather(gpu_thread& t, const char* name, void* io, const site& where, F
   block_wait(u, t, wait_kind::warp_collective, where);
 }
 
+/// A warpgroup-wide atom (wgmma): as warp_gather, over the four consecutive warps (128 threads) of the
+/// caller's warpgroup, whose first warp's index is a multiple of 4. The last thread to arrive runs
+/// fn(io, 128) once, with io[i] the pointer of the group's thread i, then releases the group. A
+/// warpgroup the block does not hold whole (fewer than 128 threads from its first warp on) is a
+/// kernel bug: the GPU would wait forever for the missing threads.
+template <class Fn>
+void warpgroup_gather(gpu_thread& t, const char* name, void* io, const site& where, Fn&& fn) {
+  unit_state& u = *t.unit;
+  const auto& L = *u.info;
+  constexpr int group_threads = 128;
+  const int group = t.thread_rank / group_threads;
+  if (L.warp_size != 32 || (group + 1) * group_threads > L.threads_per_block)
+    kernel_bug(t, std::string(name) + " needs the whole warpgroup " + std::to_string(group) + " (threads " +
+                      std::to_string(group * group_threads) + ".." + std::to_string(group * group_threads + 127) +
+                      " of 32-lane warps), but the block has " + std::to_string(L.threads_per_block) +
+                      " threads of warps of " + std::to_string(L.warp_size) +
+                      " (make the block size a multiple of 128)");
+  warp_state* warps = t.warp - t.warp_index;  // this block's warps
+  warp_state& lead = warps[group * 4];
+  t.gather_io = io;
+  t.gather_name = name;
+  if (lead.group_arrived == 0) {
+    lead.group_where = where;
+    lead.group_first = t.thread_rank;
+  } else if (!(lead.group_where == where)) {
+    kernel_bug(t, std::string("threads of warpgroup ") + std::to_string(group) +
+                      " meet at different warpgroup collectives: thread " + std::to_string(t.thread_rank) + " at " +
+                      name + " (" + where.str() + "), thread " + std::to_string(lead.group_first) + " at " +
+                      lead.group_where.str() + ". Every thread of a warpgroup must reach the same wgmma.");
+  }
+  if (++lead.group_arrived == group_threads) {
+    lead.group_arrived = 0;
+    const int base = t.block->unit_index * L.threads_per_block + group * group_threads;
+    void* all[group_threads];
+    for (int i = 0; i < group_threads; ++i) all[i] = u.threads[base + i]->gather_io;
+    for (int w = 0; w < 4; ++w) {
+      ++warps[group * 4 + w].sync_epoch;  // ordered after every thread's earlier accesses
+      flush_requests(warps[group * 4 + w]);
+    }
+    fn(all, group_threads);
+    for (int i = 0; i < group_threads; ++i) {
+      gpu_thread& x = *u.threads[base + i];
+      if (&x != &t) make_ready(u, x);
+    }
+    return;
+  }
+  t.waiting_op = collective::group_gather;
+  block_wait(u, t, wait_kind::warp_collective, where);
+}
+
 // ---- the report for a block that can never finish -----------------------------------------------
 
 inline std::string rank_ranges(const std::vector<int>& r) {
@@ -257,7 +307,8 @@ inline std::string describe_wait(const gpu_thread& t) {
     case wait_kind::block_barrier: return "wait at block.sync() (" + t.waiting_at.str() + ")";
     case wait_kind::cluster_barrier: return "wait at cluster.sync() (" + t.waiting_at.str() + ")";
     case wait_kind::warp_collective:
-      return std::string("wait at ") + (t.waiting_op == collective::gather ? t.gather_name : to_string(t.waiting_op)) +
+      return std::string("wait at ") + (t.waiting_op == collective::gather || t.waiting_op == collective::group_gather ? t.gather_name
+                                                                                             : to_string(t.waiting_op)) +
              " (" + t.waiting_at.str() + ")";
     case wait_kind::spin: return "spin-wait (" + t.waiting_at.str() + ") for a condition nobody can make true";
     case wait_kind::exited: return "have exited";
@@ -319,6 +370,11 @@ inline bctx::fiber fiber_main(gpu_thread* t, bctx::fiber&& scheduler) {
         // Copies still in flight when a thread exits land now, as they eventually do on the GPU
         // (its block's shared memory outlives the thread); a later reader still needs a barrier.
         land_all_async(*t);
+        if (!t->mma_pending.empty())
+          kernel_bug(*t, std::to_string(t->mma_pending.size()) +
+                             " wgmma result(s) of this thread were never waited for: a wgmma.mma_async needs a "
+                             "wgmma.commit_group and a wgmma.wait_group covering it before its accumulators are "
+                             "read or the thread exits");
         count_lane_exit(*t);
       } catch (const abort_unit&) {
         // the block failed elsewhere; this thread was unwound
@@ -329,6 +385,9 @@ inline bctx::fiber fiber_main(gpu_thread* t, bctx::fiber&& scheduler) {
     // A failed thread's copies never land; the fiber is reused, so nothing may carry over.
     t->async_pending.clear();
     t->async_groups.clear();
+    t->mma_pending.clear();
+    t->mma_groups = 0;
+    t->mma_fenced = false;
     t->waiting = wait_kind::exited;
     if (t->runnable) {
       t->runnable = false;

@@ -4,6 +4,7 @@
 
 #include <boost/context/fiber.hpp>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -22,7 +23,7 @@ namespace strata::emulator::detail {
 enum class wait_kind : std::uint8_t { none, block_barrier, cluster_barrier, warp_collective, spin, exited };
 
 /// Kinds of warp collective, so that lanes meeting at different collectives are told apart.
-enum class collective : std::uint8_t { sync, shfl, shfl_xor, shfl_up, shfl_down, ballot, any, all, gather };
+enum class collective : std::uint8_t { sync, shfl, shfl_xor, shfl_up, shfl_down, ballot, any, all, gather, group_gather };
 
 constexpr const char* to_string(collective c) {
   switch (c) {
@@ -35,6 +36,7 @@ constexpr const char* to_string(collective c) {
     case collective::any: return "warp.any()";
     case collective::all: return "warp.all()";
     case collective::gather: return "a warp-wide atom";
+    case collective::group_gather: return "a warpgroup-wide atom";
   }
   return "warp collective";
 }
@@ -105,6 +107,10 @@ struct warp_state {
   int first_lane = 0;  // the lane that opened the current collective (for messages)
   std::uint32_t sync_epoch = 0;  // completed collectives (the race detector's warp-level order)
   alignas(16) unsigned char slots[2][max_warp_size][max_exchange_bytes];
+  // A warpgroup-wide atom (wgmma), kept in the first warp of each group of four.
+  int group_arrived = 0;   // threads of the warpgroup waiting in it
+  site group_where;        // where the first of them waits
+  int group_first = 0;     // that thread's rank in the block
 
   // Shared-memory wavefront counting (wavefronts.hpp), only while a statistics_recorder asks for it.
   traffic_counts* traffic = nullptr;  // this worker's counts; null: counting is off
@@ -179,6 +185,19 @@ struct gpu_thread {
   };
   std::vector<pending_copy> async_pending;  // issued, in order
   std::vector<std::size_t> async_groups;    // end index into async_pending of each committed group
+
+  /// Results of asynchronous warpgroup MMAs (wgmma.mma_async) this thread issued that have not landed
+  /// in its accumulator registers yet: they land at the wgmma.wait_group that covers their group
+  /// (mma/wgmma.hpp implements the atom). Meanwhile the registers hold NaN.
+  struct pending_mma {
+    void* acc;                 // the thread's accumulator fragment
+    std::size_t bytes;         // its size
+    std::uint32_t group;       // wgmma group: the count of commits before its issue
+    std::array<std::uint32_t, 128> value;  // what lands (a wgmma writes at most 128 32-bit registers)
+  };
+  std::vector<pending_mma> mma_pending;  // issued, in order
+  std::uint32_t mma_groups = 0;          // wgmma.commit_group calls so far
+  bool mma_fenced = false;  // a wgmma.fence since the thread started or last landed results
 
   stack_bounds stack;             // this fiber's stack (for AddressSanitizer)
   stack_bounds* scheduler_stack;  // the worker thread's stack (for AddressSanitizer)

@@ -267,6 +267,19 @@ class device_context : public strata::detail::gpu::context_base<device_context<T
     STRATA_DEVICE int index() const { return static_cast<int>(detail::lane_id()); }
   };
 
+  /// Four consecutive warps, 128 threads, the first warp's index a multiple of 4: what a Hopper
+  /// warpgroup MMA (mma/wgmma.hpp) runs on.
+  struct warpgroup_level {
+    static constexpr bool emulated = false;
+    STRATA_DEVICE static constexpr int size() { return 128; }
+    /// Read from lane 0, so that the compiler sees a warp-uniform value: a branch on the warpgroup's
+    /// role (producer or consumer) then compiles without divergence handling.
+    STRATA_DEVICE int index() const { return __shfl_sync(0xffffffffu, block_level{}.thread_rank() / 128, 0); }
+    STRATA_DEVICE int count() const { return (block_level{}.size() + 127) / 128; }
+    STRATA_DEVICE int thread_rank() const { return block_level{}.thread_rank() % 128; }
+  };
+  STRATA_DEVICE warpgroup_level warpgroup() const { return {}; }
+
   // ---- the context -------------------------------------------------------------------------------
 
   /// `shared` is the block's shared-memory window: the kernel's static storage at offset 0, the

@@ -1,0 +1,421 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+// strata/mma/wgmma.hpp -- Hopper warpgroup MMA: wgmma.mma_async with both operands in shared memory
+// (sm_90a, atom_family::wgmma), f16 or bf16 inputs, f32 accumulators.
+//
+//   using atom = mma::sm90_64xNx16<bf16, 128>;   // D (64 x 128) = A (64 x 16) * B (16 x 128) + D
+//   const auto da = mma::smem_descriptor::of(ctx, a_stage, mma::wgmma_swizzle::b128, 16, 1024);
+//   const auto db = mma::smem_descriptor::of(ctx, b_stage, mma::wgmma_swizzle::b128, 16, 1024);
+//   typename atom::c_fragment acc;
+//   mma::wgmma_fence(ctx);                        // before the first wgmma, after acc was written
+//   for (int k = 0; k < 4; ++k)                   // K = 64: four k16 steps, 32 bytes apart in a row
+//     atom::mma_async(ctx, da.advanced(32 * k), db.advanced(32 * k), acc, /*accumulate=*/k > 0);
+//   mma::wgmma_commit(ctx);                       // closes a group of wgmmas
+//   mma::wgmma_wait<0>(ctx, acc);                 // all groups but the newest 0 have landed in acc
+//
+// One instruction is issued by the 128 threads of a warpgroup (ctx.warpgroup(): 4 consecutive warps,
+// the first a multiple of 4) together, every thread passing the same descriptors. The result is
+// asynchronous: the accumulator registers may not be read (or written) between the issue and the
+// wgmma_wait that covers its group; wgmmas that accumulate into the same registers may follow each
+// other without a wait (the hardware orders them).
+//
+// Operands (PTX ISA 9.7.15.5.1.2, "Shared Memory Matrix Layout"): A is 64 x 16 and B is 16 x N, each
+// K-major (imm-trans 0: 16 bytes of consecutive k per row of M or N) or MN-major (imm-trans 1, the
+// atom's MajorA / MajorB), in one of the canonical layouts, which the 64-bit descriptor names by its
+// start address, the leading and stride byte offsets (LBO, SBO) and the swizzle mode. In elements
+// of b bytes, with T = 16 / b and W the swizzle's bytes (32, 64, 128; swizzle::none: 16):
+//   K-major, no swizzle   row r, col k at (r % 8) * 16 + (r / 8) * SBO + (k % T) * b + (k / T) * LBO
+//   K-major, swizzled     row r, col k at (r % 8) * W  + (r / 8) * SBO + k * b                (LBO unused)
+//   MN-major, no swizzle  mn, k at (mn % T) * b + (mn / T) * SBO + (k % 8) * 16 + (k / 8) * LBO
+//   MN-major, swizzled    mn, k at (mn % (W / b)) * b + (mn / (W / b)) * LBO + (k % 8) * W + (k / 8) * SBO
+// and the swizzle then XORs address bits [7, 7 + log2(W / 16)) into bits [4, ...) of the whole shared
+// address (CuTe's Swizzle<1..3, 4, 3>): a stage tile whose swizzle pattern starts at its own first
+// byte must be aligned to 8 * W bytes (1024 for the 128-byte mode). The descriptor's matrix base
+// offset field stays 0 here.
+//
+// Accumulators (PTX ISA 9.7.15.5.1.1.1, m64nNk16 "Accumulator D"): thread t of the warpgroup (warp
+// w = t / 32, lane l) holds N / 2 floats; value i is row 16 w + l / 4 + 8 ((i / 2) % 2), column
+// 8 (i / 4) + 2 (l % 4) + i % 2: the m16n8 accumulator map of mma.sync repeated over N / 8 column
+// blocks, one 16-row slice per warp.
+//
+// On the emulator (the kernel's target must list atom_family::wgmma: arch::sm90a):
+//   - the warpgroup meets at each wgmma (a warpgroup collective); the last thread to arrive checks
+//     that all 128 passed the same descriptors and accumulate flag, reads A and B from the block's
+//     shared memory through the descriptors (an operand outside it is a kernel bug) and computes
+//     D = A * B (+ D) in float, k ascending, each product exact (as the mma.sync atoms: see
+//     mma/detail/execute.hpp for the accuracy bound);
+//   - D does not land at issue: it is queued per thread and lands at the wgmma_wait covering its
+//     group. Meanwhile the accumulator registers hold NaN, so a kernel that reads them too early
+//     fails its test. A wgmma's input D is the newest pending result for the same registers, if any;
+//   - a wgmma issued without a wgmma_fence since the thread started or since a wait last landed
+//     results in its registers is a kernel bug (PTX requires the fence between register accesses and
+//     the wgmma that reads the same registers), and so is a result never waited for at thread exit.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+#include "strata/arch/arch.hpp"
+#include "strata/config/config.hpp"
+#include "strata/mma/detail/wgmma_issue.hpp"
+#include "strata/mma/layout.hpp"
+#include "strata/numeric/numeric.hpp"
+
+#if !STRATA_DEVICE_PASS
+#include <string>
+#include <vector>
+#endif
+
+namespace strata::mma {
+
+/// The swizzle of a wgmma operand in shared memory, as the descriptor encodes it (its bits 62-63).
+enum class wgmma_swizzle : std::uint8_t { none = 0, b128 = 1, b64 = 2, b32 = 3 };
+
+/// Which dimension of a wgmma operand runs along its 16-byte units in shared memory: K (imm-trans 0)
+/// or M for A / N for B (imm-trans 1).
+enum class wgmma_major : std::uint8_t { k = 0, mn = 1 };
+
+/// The bytes of one swizzled row: 32, 64 or 128 (16 without swizzle: one core-matrix row).
+STRATA_HOST_DEVICE constexpr int swizzle_bytes(wgmma_swizzle s) {
+  return s == wgmma_swizzle::b128 ? 128 : s == wgmma_swizzle::b64 ? 64 : s == wgmma_swizzle::b32 ? 32 : 16;
+}
+
+/// A shared address under the swizzle: bits [7, 7 + log2(W / 16)) XORed into bits [4, ...).
+STRATA_HOST_DEVICE constexpr std::uint32_t swizzled_address(std::uint32_t address, wgmma_swizzle s) {
+  const std::uint32_t mask = std::uint32_t(swizzle_bytes(s) / 16 - 1);
+  return address ^ (((address >> 7) & mask) << 4);
+}
+
+/// The shared-memory matrix descriptor of a wgmma operand (PTX ISA 9.7.15.5.1.2.2): start address,
+/// leading byte offset and stride byte offset, each in 16-byte units in 14 bits (bits 0-13, 16-29,
+/// 32-45), matrix base offset (bits 49-51, 0 here) and swizzle (bits 62-63).
+struct smem_descriptor {
+  std::uint64_t bits = 0;
+
+  STRATA_HOST_DEVICE static constexpr smem_descriptor encode(std::uint32_t address, std::uint32_t leading_bytes,
+                                                             std::uint32_t stride_bytes, wgmma_swizzle s) {
+    return {(std::uint64_t(address >> 4) & 0x3FFFu) | ((std::uint64_t(leading_bytes >> 4) & 0x3FFFu) << 16) |
+            ((std::uint64_t(stride_bytes >> 4) & 0x3FFFu) << 32) | (std::uint64_t(s) << 62)};
+  }
+
+  /// The descriptor of the operand tile at `tile` in this block's shared memory. The address and both
+  /// offsets must be multiples of 16 bytes below 256 KiB (the emulator checks).
+  template <class Ctx>
+  STRATA_HOST_DEVICE static smem_descriptor of(Ctx& ctx, const void* tile, wgmma_swizzle s, std::uint32_t leading_bytes,
+                                               std::uint32_t stride_bytes) {
+    std::uint32_t address = 0;
+    if constexpr (Ctx::emulated) {
+#if !STRATA_DEVICE_PASS
+      auto& t = ctx.emulated_thread();
+      const auto* p = static_cast<const unsigned char*>(tile);
+      const unsigned char* smem = t.block->smem;
+      if (p < smem || p >= smem + t.unit->info->shared_total)
+        kernel_bug(t, "smem_descriptor::of(): the wgmma operand is not in this block's shared memory");
+      address = std::uint32_t(p - smem);
+      const auto field_ok = [](std::uint32_t v) { return v % 16 == 0 && v < (1u << 18); };
+      if (!field_ok(address) || !field_ok(leading_bytes) || !field_ok(stride_bytes))
+        kernel_bug(t, "smem_descriptor::of(): the shared address (" + std::to_string(address) + "), the leading byte offset (" +
+                          std::to_string(leading_bytes) + ") and the stride byte offset (" + std::to_string(stride_bytes) +
+                          ") must be multiples of 16 below 256 KiB");
+#endif
+    } else {
+      (void)ctx;
+#if STRATA_CUDA_DEVICE_PASS
+      address = static_cast<std::uint32_t>(__cvta_generic_to_shared(tile));
+#else
+      (void)tile;
+#endif
+    }
+    return encode(address, leading_bytes, stride_bytes, s);
+  }
+
+  STRATA_HOST_DEVICE constexpr std::uint32_t address() const { return std::uint32_t(bits & 0x3FFFu) << 4; }
+  STRATA_HOST_DEVICE constexpr std::uint32_t leading_bytes() const { return std::uint32_t((bits >> 16) & 0x3FFFu) << 4; }
+  STRATA_HOST_DEVICE constexpr std::uint32_t stride_bytes() const { return std::uint32_t((bits >> 32) & 0x3FFFu) << 4; }
+  STRATA_HOST_DEVICE constexpr int base_offset() const { return int((bits >> 49) & 0x7u); }
+  STRATA_HOST_DEVICE constexpr wgmma_swizzle swizzle() const { return wgmma_swizzle((bits >> 62) & 0x3u); }
+
+  /// The same operand with its start `bytes` further on (a multiple of 16): the next k16 step of a
+  /// K-major swizzled tile is 32 bytes on (16-bit elements), within the swizzled row.
+  STRATA_HOST_DEVICE constexpr smem_descriptor advanced(std::uint32_t bytes) const { return {bits + (bytes >> 4)}; }
+};
+
+namespace detail {
+
+/// Byte offset of element (mn, k) of a wgmma operand from the descriptor's start, before the swizzle
+/// (the canonical layouts in the header comment).
+STRATA_HOST_DEVICE constexpr std::uint32_t wgmma_operand_offset(int mn, int k, int bytes, wgmma_major major,
+                                                               wgmma_swizzle s, std::uint32_t lbo, std::uint32_t sbo) {
+  const int t = 16 / bytes, w = swizzle_bytes(s);
+  const auto u = [](int v) { return std::uint32_t(v); };
+  if (major == wgmma_major::k) {
+    if (s == wgmma_swizzle::none) return u(mn % 8) * 16 + u(mn / 8) * sbo + u(k % t * bytes) + u(k / t) * lbo;
+    return u(mn % 8) * u(w) + u(mn / 8) * sbo + u(k * bytes);
+  }
+  if (s == wgmma_swizzle::none) return u(mn % t * bytes) + u(mn / t) * sbo + u(k % 8) * 16 + u(k / 8) * lbo;
+  const int run = w / bytes;  // elements of one swizzled row
+  return u(mn % run * bytes) + u(mn / run) * lbo + u(k % 8) * u(w) + u(k / 8) * sbo;
+}
+
+template <class Target>
+inline constexpr bool has_wgmma = Target::atoms.has(arch::atom_family::wgmma);
+
+#if !STRATA_DEVICE_PASS
+/// What one thread hands the warpgroup collective.
+template <class Thread>
+struct wgmma_io {
+  Thread* thread;
+  std::uint64_t a, b;
+  bool accumulate;
+  void* acc;
+  std::size_t acc_bytes;
+};
+
+/// The newest value the thread's registers at `acc` will hold: a pending result, else the registers.
+template <class Thread>
+const void* wgmma_current(const Thread& t, const void* acc) {
+  for (auto it = t.mma_pending.rbegin(); it != t.mma_pending.rend(); ++it)
+    if (it->acc == acc) return it->value.data();
+  return acc;
+}
+#endif
+
+}  // namespace detail
+
+/// D (64 x N, f32) = A (64 x 16) * B (16 x N) + D, AB = f16 or bf16, N a multiple of 16 that the
+/// device code covers (16, 32, 64, 128, 192, 256). MajorA / MajorB: the operands' order in shared
+/// memory (wgmma_major).
+template <class AB, int Cols, wgmma_major MajorA = wgmma_major::k, wgmma_major MajorB = wgmma_major::k>
+struct sm90_64xNx16 {
+  static_assert(std::is_same_v<AB, f16> || std::is_same_v<AB, bf16>, "wgmma m64nNk16 takes f16 or bf16 operands here");
+  static_assert(detail::wgmma_issue_has_n<Cols>, "wgmma m64nNk16: N must be 16, 32, 64, 128, 192 or 256");
+  static constexpr int M = 64, N = Cols, K = 16;
+  static constexpr int group_threads = 128;
+  static constexpr int c_values = N / 2;
+  static constexpr wgmma_major major_a = MajorA, major_b = MajorB;
+  static constexpr const char* name = std::is_same_v<AB, f16> ? "wgmma.mma_async.sync.aligned.m64nNk16.f32.f16.f16"
+                                                               : "wgmma.mma_async.sync.aligned.m64nNk16.f32.bf16.bf16";
+  using a_type = AB;
+  using b_type = AB;
+  using c_type = float;
+  using c_fragment = fragment<float, c_values>;
+  static constexpr arch::atom_family family = arch::atom_family::wgmma;
+  template <class Target>
+  static constexpr bool available_on = detail::has_wgmma<Target>;
+  template <class Target>
+  STRATA_HOST_DEVICE static constexpr void require_target() {
+    static_assert(available_on<Target>, "wgmma needs sm_90a (atom_family::wgmma), which the kernel's target does not list");
+  }
+
+  /// Row and column of accumulator value i of warpgroup thread t.
+  STRATA_HOST_DEVICE static constexpr coord c_coord(int t, int i) {
+    const int warp = t / 32, lane = t % 32;
+    return {16 * warp + lane / 4 + 8 * ((i >> 1) & 1), 8 * (i >> 2) + 2 * (lane % 4) + (i & 1)};
+  }
+
+  /// Whether c_coord owns each element of the 64 x N tile exactly once.
+  static constexpr bool c_map_is_bijection() {
+    bool seen[M * N] = {};
+    for (int t = 0; t < group_threads; ++t)
+      for (int i = 0; i < c_values; ++i) {
+        const coord x = c_coord(t, i);
+        if (x.row < 0 || x.row >= M || x.col < 0 || x.col >= N || seen[x.row * N + x.col]) return false;
+        seen[x.row * N + x.col] = true;
+      }
+    return true;
+  }
+
+  /// Issues D = A * B (+ D when `accumulate`) for the warpgroup; every thread of it calls this with the
+  /// same descriptors and flag. D lands at the wgmma_wait covering the group this wgmma joins.
+  template <class Ctx>
+  STRATA_HOST_DEVICE STRATA_FORCEINLINE static void mma_async(Ctx& ctx, smem_descriptor a, smem_descriptor b,
+                                                              c_fragment& d, bool accumulate = true) {
+    require_target<typename Ctx::target>();
+    if constexpr (Ctx::emulated) {
+#if !STRATA_DEVICE_PASS
+      auto& t = ctx.emulated_thread();
+      if (!t.mma_fenced)
+        kernel_bug(t, std::string(name) + " issued without a wgmma_fence since the thread started or since a "
+                   "wgmma_wait last landed results: PTX requires wgmma.fence between writes to the accumulator "
+                   "registers and the wgmma that reads them");
+      using thread_type = std::remove_reference_t<decltype(t)>;
+      detail::wgmma_io<thread_type> io{&t, a.bits, b.bits, accumulate, &d, sizeof d};
+      ctx.warpgroup().gather(name, &io, [](void* const* all, int threads) { emulate<thread_type>(all, threads); });
+#endif
+    } else {
+      (void)ctx;
+      detail::wgmma_issue<N>::template run<AB, int(MajorA), int(MajorB)>(d.v, a.bits, b.bits, accumulate ? 1 : 0);
+    }
+  }
+
+#if !STRATA_DEVICE_PASS
+  /// The emulator's body: runs once per warpgroup, on the last thread to arrive.
+  template <class Thread>
+  static void emulate(void* const* all, int threads) {
+    static_assert(c_map_is_bijection(), "wgmma: c_coord must own each element of D exactly once");
+    const auto& io0 = *static_cast<const detail::wgmma_io<Thread>*>(all[0]);
+    Thread& t0 = *io0.thread;
+    for (int i = 1; i < threads; ++i) {
+      const auto& io = *static_cast<const detail::wgmma_io<Thread>*>(all[i]);
+      if (io.a != io0.a || io.b != io0.b || io.accumulate != io0.accumulate)
+        kernel_bug(*io.thread, std::string(name) + ": threads of one warpgroup pass different descriptors or "
+                   "accumulate flags (thread 0 and thread " + std::to_string(i) + " of the warpgroup); every "
+                   "thread must issue the same wgmma");
+    }
+    const smem_descriptor da{io0.a}, db{io0.b};
+    for (const smem_descriptor& dsc : {da, db})
+      if (dsc.base_offset() != 0)
+        kernel_bug(t0, std::string(name) + ": a descriptor's matrix base offset is " +
+                           std::to_string(dsc.base_offset()) + "; the emulator takes 0 (stage tiles aligned to their "
+                           "swizzle pattern)");
+    const unsigned char* smem = t0.block->smem;
+    const std::size_t smem_bytes = t0.unit->info->shared_total;
+    const auto load = [&](const smem_descriptor& dsc, wgmma_major major, int mn, int k, const char* which) -> float {
+      const std::uint32_t offset = detail::wgmma_operand_offset(mn, k, int(sizeof(AB)), major, dsc.swizzle(),
+                                                                dsc.leading_bytes(), dsc.stride_bytes());
+      const std::uint32_t address = swizzled_address(dsc.address() + offset, dsc.swizzle());
+      if (std::size_t(address) + sizeof(AB) > smem_bytes)
+        kernel_bug(t0, std::string(name) + ": operand " + which + " element (" + std::to_string(mn) + ", k " +
+                           std::to_string(k) + ") is at shared address " + std::to_string(address) +
+                           ", past the block's " + std::to_string(smem_bytes) + " bytes of shared memory");
+      AB x;
+      std::memcpy(&x, smem + address, sizeof x);
+      return static_cast<float>(x);
+    };
+    // Up to 84 KB of operands and results: off the fiber's stack (256 KiB by default). Per worker
+    // thread, and this function never yields, so no other fiber sees them half-written.
+    static thread_local std::vector<float> A, B, D;
+    A.resize(M * K);
+    B.resize(K * N);
+    D.resize(M * N);
+    for (int m = 0; m < M; ++m)
+      for (int k = 0; k < K; ++k) A[m * K + k] = load(da, MajorA, m, k, "A");
+    for (int k = 0; k < K; ++k)
+      for (int n = 0; n < N; ++n) B[k * N + n] = load(db, MajorB, n, k, "B");
+    for (int i = 0; i < threads; ++i) {
+      const auto& io = *static_cast<const detail::wgmma_io<Thread>*>(all[i]);
+      float in[c_values];
+      std::memcpy(in, detail::wgmma_current(*io.thread, io.acc), sizeof in);
+      for (int v = 0; v < c_values; ++v) {
+        const coord x = c_coord(i, v);
+        D[x.row * N + x.col] = io0.accumulate ? in[v] : 0.f;
+      }
+    }
+    for (int m = 0; m < M; ++m)
+      for (int n = 0; n < N; ++n) {
+        float s = D[m * N + n];
+        for (int k = 0; k < K; ++k) s += A[m * K + k] * B[k * N + n];
+        D[m * N + n] = s;
+      }
+    for (int i = 0; i < threads; ++i) {
+      const auto& io = *static_cast<const detail::wgmma_io<Thread>*>(all[i]);
+      Thread& t = *io.thread;
+      typename Thread::pending_mma r{io.acc, io.acc_bytes, t.mma_groups, {}};
+      float out[c_values];
+      for (int v = 0; v < c_values; ++v) {
+        const coord x = c_coord(i, v);
+        out[v] = D[x.row * N + x.col];
+      }
+      std::memcpy(r.value.data(), out, sizeof out);
+      t.mma_pending.push_back(r);
+      const float nan = std::numeric_limits<float>::quiet_NaN();
+      for (int v = 0; v < c_values; ++v) std::memcpy(static_cast<unsigned char*>(io.acc) + v * sizeof(float), &nan, sizeof nan);
+    }
+  }
+#endif
+};
+
+/// wgmma.fence: orders this thread's earlier register accesses (writes to accumulators, A fragments)
+/// before the wgmmas that follow. Needed before a warpgroup's first wgmma and after its accumulators
+/// were written by anything but a wgmma.
+template <class Ctx>
+STRATA_HOST_DEVICE STRATA_FORCEINLINE void wgmma_fence(Ctx& ctx) {
+  static_assert(detail::has_wgmma<typename Ctx::target>, "wgmma needs sm_90a (atom_family::wgmma)");
+  if constexpr (Ctx::emulated) {
+    ctx.emulated_thread().mma_fenced = true;
+  } else {
+    (void)ctx;
+#if STRATA_CUDA_DEVICE_PASS
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#endif
+  }
+}
+
+/// fence.proxy.async.shared::cta: this thread's earlier generic stores to shared memory become visible
+/// to the asynchronous proxy (the wgmma operand reads, TMA stores). Each writing thread fences, then
+/// a barrier orders the writes before the wgmma. A no-op on the emulator, whose wgmma reads shared
+/// memory as it is when the warpgroup meets.
+template <class Ctx>
+STRATA_HOST_DEVICE STRATA_FORCEINLINE void fence_async_shared(Ctx& ctx) {
+  (void)ctx;
+#if STRATA_CUDA_DEVICE_PASS
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+}
+
+/// wgmma.commit_group: the wgmmas this thread issued since the last commit form one group.
+template <class Ctx>
+STRATA_HOST_DEVICE STRATA_FORCEINLINE void wgmma_commit(Ctx& ctx) {
+  static_assert(detail::has_wgmma<typename Ctx::target>, "wgmma needs sm_90a (atom_family::wgmma)");
+  if constexpr (Ctx::emulated) {
+    ++ctx.emulated_thread().mma_groups;
+  } else {
+    (void)ctx;
+#if STRATA_CUDA_DEVICE_PASS
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+#endif
+  }
+}
+
+/// Keeps the compiler from moving accesses to a fragment's registers across a wgmma wait or issue
+/// (the registers change behind its back).
+template <class T, int Values>
+STRATA_HOST_DEVICE STRATA_FORCEINLINE void wgmma_fence_operand(fragment<T, Values>& f) {
+#if STRATA_CUDA_DEVICE_PASS
+  STRATA_UNROLL
+  for (int i = 0; i < Values; ++i) asm volatile("" : "+f"(f.v[i])::"memory");
+#else
+  (void)f;
+#endif
+}
+
+/// wgmma.wait_group Pending: every group this thread committed but the `Pending` newest has landed;
+/// the accumulators `acc...` (those of the wgmmas waited for) may then be read.
+template <int Pending, class Ctx, class... Acc>
+STRATA_HOST_DEVICE STRATA_FORCEINLINE void wgmma_wait(Ctx& ctx, Acc&... acc) {
+  static_assert(detail::has_wgmma<typename Ctx::target>, "wgmma needs sm_90a (atom_family::wgmma)");
+  static_assert(Pending >= 0 && Pending <= 7, "wgmma.wait_group takes 0..7 pending groups");
+  if constexpr (Ctx::emulated) {
+#if !STRATA_DEVICE_PASS
+    auto& t = ctx.emulated_thread();
+    if (t.mma_groups < std::uint32_t(Pending)) return;
+    const std::uint32_t landed_below = t.mma_groups - std::uint32_t(Pending);
+    auto& q = t.mma_pending;
+    std::size_t kept = 0;
+    bool landed = false;
+    for (std::size_t i = 0; i < q.size(); ++i) {
+      if (q[i].group < landed_below) {
+        landed = true;
+        // A newer wgmma into the same registers is still pending: they keep its poison.
+        bool superseded = false;
+        for (std::size_t j = i + 1; j < q.size(); ++j) superseded = superseded || q[j].acc == q[i].acc;
+        if (!superseded) std::memcpy(q[i].acc, q[i].value.data(), q[i].bytes);
+      } else {
+        q[kept++] = q[i];
+      }
+    }
+    q.resize(kept);
+    if (landed) t.mma_fenced = false;
+    (void)sizeof...(acc);
+#endif
+  } else {
+    (void)ctx;
+#if STRATA_CUDA_DEVICE_PASS
+    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(Pending) : "memory");
+#endif
+    (wgmma_fence_operand(acc), ...);
+  }
+}
+
+}  // namespace strata::mma
