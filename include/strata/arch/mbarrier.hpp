@@ -33,6 +33,7 @@
 // reports races under the race-check build), and cluster-scope arrivals (DSMEM).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 
@@ -206,6 +207,7 @@ struct alignas(8) mbarrier {
     if constexpr (Ctx::emulated) {
 #if !STRATA_DEVICE_PASS
       (void)here(ctx, "try_wait");
+      land_bulk(ctx);
       return completed(parity);
 #else
       return true;
@@ -240,8 +242,12 @@ struct alignas(8) mbarrier {
   STRATA_HOST_DEVICE void wait(Ctx& ctx, int parity) {
     if constexpr (Ctx::emulated) {
 #if !STRATA_DEVICE_PASS
-      (void)here(ctx, "wait");
-      ctx.wait_until([&] { return completed(parity); });
+      auto& t = here(ctx, "wait");
+      for (;;) {
+        land_bulk(ctx);
+        if (completed(parity)) return;
+        ctx.wait_until([&] { return completed(parity) || bulk_pending_here(t); });
+      }
 #endif
     } else {
       while (!try_wait(ctx, parity)) {
@@ -264,6 +270,33 @@ struct alignas(8) mbarrier {
     if (p < smem || p + sizeof word > smem + t.unit->info->shared_total)
       kernel_bug(t, std::string("mbarrier.") + op + ": the barrier is not in this block's shared memory");
     return t;
+  }
+
+  /// Lands the bulk copies (copy/tma.hpp) that complete on this barrier: their data, then their bytes
+  /// as completed transactions, in issue order.
+  template <class Ctx>
+  void land_bulk(Ctx& ctx) {
+    auto& q = ctx.emulated_thread().block->bulk_pending;
+    for (std::size_t i = 0; i < q.size();) {
+      if (q[i].barrier != &word) {
+        ++i;
+        continue;
+      }
+      auto copy = std::move(q[i]);
+      q.erase(q.begin() + std::ptrdiff_t(i));
+      {
+        STRATA_RACE_EXEMPT();
+        std::memcpy(copy.dst, copy.data.data(), copy.data.size());
+      }
+      update(ctx, "complete_tx (a bulk copy landing)", 0, -int(copy.data.size()));
+    }
+  }
+
+  template <class Thread>
+  bool bulk_pending_here(const Thread& t) const {
+    for (const auto& c : t.block->bulk_pending)
+      if (c.barrier == &word) return true;
+    return false;
   }
 
   bool completed(int parity) const {

@@ -90,6 +90,7 @@ inline void setup_unit(worker& w, const launch_info& L, long long unit, std::siz
       b.barrier.expected = nt;
       b.sync_epoch = 0;
       b.last_barrier = site{};
+      b.bulk_pending.clear();
       for (int wi = 0; wi < L.warps_per_block; ++wi) {
         warp_state& ws = w.warps[static_cast<std::size_t>(ub) * L.warps_per_block + wi];
         ws.lanes = std::min(L.warp_size, nt - wi * L.warp_size);

@@ -145,6 +145,16 @@ struct block_state {
   site last_barrier;             // where the last completed block barrier was (for race reports)
   std::vector<warp_state>* warps = nullptr;  // owned by the worker, reused
   int warp_base = 0;                         // index of this block's first warp in *warps
+
+  /// Bulk copies (TMA, copy/tma.hpp) into this block's shared memory that have not landed: each lands,
+  /// and completes its bytes on its mbarrier, when a thread waits on that barrier (arch/mbarrier.hpp).
+  /// Meanwhile the destination holds poison.
+  struct pending_bulk {
+    unsigned char* dst;
+    const void* barrier;              // the mbarrier's word
+    std::vector<unsigned char> data;  // the shared-memory image that lands at dst
+  };
+  std::vector<pending_bulk> bulk_pending;
 };
 
 struct unit_state;

@@ -34,8 +34,10 @@ namespace strata::cuda::detail {
 /// `smid_table` / `smid_table_size`: the device's %smid -> chiplet calibration
 /// (strata/runtime/chiplet_calibration.hpp), nullptr and 0 when there is none or the target has one
 /// chiplet.
+/// `params` is __grid_constant__: its address is an address in the parameter space, which a TMA
+/// copy's tensor map (copy/tma.hpp) must be, rather than a per-thread local copy.
 template <class Kernel, class Params, class Target>
-__global__ void kernel_entry(const Kernel kernel, const Params params, const unsigned char* smid_table,
+__global__ void kernel_entry(const Kernel kernel, const __grid_constant__ Params params, const unsigned char* smid_table,
                              int smid_table_size) {
   extern __shared__ __align__(128) unsigned char strata_shared_memory[];
   static_assert(shared_alignment == 128, "the trampoline's shared array alignment must match strata::shared_alignment");
@@ -46,7 +48,7 @@ __global__ void kernel_entry(const Kernel kernel, const Params params, const uns
 template <class Kernel, class Params, class Target>
 __global__ void __launch_bounds__((strata::detail::kernel_max_threads<Kernel, Target>()),
                                   (strata::detail::kernel_min_blocks<Kernel>()))
-    kernel_entry_bounded(const Kernel kernel, const Params params, const unsigned char* smid_table,
+    kernel_entry_bounded(const Kernel kernel, const __grid_constant__ Params params, const unsigned char* smid_table,
                          int smid_table_size) {
   extern __shared__ __align__(128) unsigned char strata_shared_memory[];
   device_context<Target> ctx(strata_shared_memory, dynamic_shared_offset<Kernel>, smid_table, smid_table_size);

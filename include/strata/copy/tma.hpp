@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+// strata/copy/tma.hpp -- the tensor memory accelerator (TMA, sm90+): one thread moves a whole box of a
+// tensor from global to shared memory, described by a tensor map made on the host, and the copy
+// completes its bytes on an mbarrier (arch/mbarrier.hpp).
+//
+//   // host: a row-major M x K bf16 matrix with leading dimension lda, boxes of 128 rows x 64 columns
+//   const copy::tensor_map map = copy::make_tensor_map_2d(a, M, K, lda, 128, 64, copy::tma_swizzle::b128);
+//   // kernel (the map travels in the kernel's parameters; one thread issues):
+//   if (elected) {
+//     full.arrive_expect_tx(ctx, 128 * 64 * sizeof(bf16));
+//     copy::tma_load(ctx, stage, p.map, full, k0, m0);   // coordinates: innermost dimension first
+//   }
+//   full.wait(ctx, phase);                                 // the box is in `stage`
+//
+// The box lands in shared memory densely, innermost dimension fastest (row r of a 2-D box at
+// r * box[0] * element bytes), elements outside the tensor as zeros. With a swizzle (32, 64 or 128
+// bytes) the box's rows must be exactly that many bytes, and the copy XORs address bits [7, ...) into
+// bits [4, ...) of each shared address, the pattern wgmma's descriptors read (mma/wgmma.hpp): a tile
+// loaded with tma_swizzle::b128 is a K-major wgmma operand with wgmma_swizzle::b128 and a stride byte
+// offset of 1024. The destination must be 128-byte aligned, and, when swizzled, aligned to the
+// pattern's period (8 rows: 1024 bytes for 128-byte rows) so that the pattern starts at the tile.
+//
+// Tensor maps (PTX ISA "Tensor Map"; CUDA driver cuTensorMapEncodeTiled): rank 1 to 5, dims and box in
+// elements, dimension 0 contiguous, byte strides of dimensions 1.. multiples of 16 below 2^40, the
+// base 16-byte aligned, box sides 1..256 with the innermost side a multiple of 16 bytes. A CUDA
+// build encodes the map with the driver (fetched through cudaGetDriverEntryPointByVersion, no -lcuda),
+// and the kernel reads it from its parameters (the trampoline declares them __grid_constant__); the
+// emulator keeps Strata's own description in the same 128 bytes. HIP has no TMA: make_tensor_map
+// throws strata::unsupported there.
+//
+// On the emulator (the kernel's target must list atom_family::tma: arch::sm90a) the copy reads the box
+// at issue and poisons the destination (0xFF); the data lands, and completes its bytes on the
+// barrier, when a thread waits on that barrier (mbarrier::wait / try_wait), so a kernel that reads
+// the stage without waiting reads NaN. Reported as kernel bugs: a coordinate count that is not the
+// map's rank, a destination outside the block's shared memory or not aligned.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "strata/arch/mbarrier.hpp"
+#include "strata/arch/target.hpp"
+#include "strata/config/config.hpp"
+
+#if !STRATA_DEVICE_PASS
+#include <string>
+#include <vector>
+
+#include "strata/runtime/error.hpp"
+#endif
+
+namespace strata::copy {
+
+/// The swizzle of a TMA box in shared memory (the values of CUDA's CUtensorMapSwizzle).
+enum class tma_swizzle : std::uint8_t { none = 0, b32 = 1, b64 = 2, b128 = 3 };
+
+STRATA_HOST_DEVICE constexpr int swizzle_bytes(tma_swizzle s) {
+  return s == tma_swizzle::b128 ? 128 : s == tma_swizzle::b64 ? 64 : s == tma_swizzle::b32 ? 32 : 16;
+}
+
+/// A tensor in global memory and the box one copy moves (dimension 0 contiguous).
+struct tma_tensor {
+  const void* base = nullptr;
+  int element_bytes = 2;  // 1, 2, 4 or 8
+  int rank = 2;           // 1..5
+  long long dims[5] = {};     // elements per dimension
+  long long strides[5] = {};  // bytes between consecutive indices of dimensions 1..rank-1 (strides[0] unused)
+  int box[5] = {};            // elements per dimension of the box
+  tma_swizzle swizzle = tma_swizzle::none;
+};
+
+/// The kernel parameter (128 bytes, 128-byte aligned like CUtensorMap): the CUDA driver's encoded
+/// CUtensorMap on CUDA builds, Strata's own copy of the tma_tensor on the emulator. Pass it by value
+/// inside the kernel's parameters.
+struct alignas(128) tensor_map {
+  unsigned char opaque[128];
+};
+
+namespace detail {
+
+/// The emulator's contents of a tensor_map.
+struct emulated_tensor_map {
+  const void* base;
+  std::int64_t dims[5];
+  std::int64_t strides[5];
+  std::uint16_t box[5];
+  std::uint8_t rank, element_bytes, swizzle;
+};
+static_assert(sizeof(emulated_tensor_map) <= sizeof(tensor_map));
+
+#if !STRATA_DEVICE_PASS
+/// Checks a tma_tensor against the TMA's limits; throws strata::invalid_argument naming the field.
+inline void check_tma_tensor(const tma_tensor& t) {
+  const char* op = "strata::copy::make_tensor_map";
+  const auto bad = [&](const std::string& arg, const std::string& problem) { throw invalid_argument(op, arg, problem); };
+  if (t.rank < 1 || t.rank > 5) bad("rank", "is " + std::to_string(t.rank) + "; a tensor map has 1 to 5 dimensions");
+  if (t.element_bytes != 1 && t.element_bytes != 2 && t.element_bytes != 4 && t.element_bytes != 8)
+    bad("element_bytes", "is " + std::to_string(t.element_bytes) + "; TMA moves elements of 1, 2, 4 or 8 bytes");
+  if (t.base == nullptr || reinterpret_cast<std::uintptr_t>(t.base) % 16 != 0)
+    bad("base", "must be a non-null address aligned to 16 bytes");
+  for (int d = 0; d < t.rank; ++d) {
+    const std::string i = "[" + std::to_string(d) + "]";
+    if (t.dims[d] < 1 || t.dims[d] > (1LL << 32)) bad("dims" + i, "is " + std::to_string(t.dims[d]) + "; it must be 1..2^32");
+    if (t.box[d] < 1 || t.box[d] > 256) bad("box" + i, "is " + std::to_string(t.box[d]) + "; a box side is 1..256 elements");
+    if (d > 0 && (t.strides[d] <= 0 || t.strides[d] % 16 != 0 || t.strides[d] >= (1LL << 40)))
+      bad("strides" + i, "is " + std::to_string(t.strides[d]) + " bytes; it must be a positive multiple of 16 below 2^40");
+  }
+  const long long inner = static_cast<long long>(t.box[0]) * t.element_bytes;
+  if (inner % 16 != 0) bad("box[0]", "spans " + std::to_string(inner) + " bytes; the innermost box side must be a multiple of 16 bytes");
+  if (t.swizzle != tma_swizzle::none && inner != swizzle_bytes(t.swizzle))
+    bad("box[0]", "spans " + std::to_string(inner) + " bytes; with a " + std::to_string(swizzle_bytes(t.swizzle)) +
+                      "-byte swizzle the box rows must be exactly that long");
+}
+#endif
+
+}  // namespace detail
+
+#if !STRATA_DEVICE_PASS
+#if STRATA_BACKEND_CUDA
+namespace detail {
+/// The CUDA driver's encoding (runtime/cuda/tensor_map.hpp, included at the end of this header).
+inline tensor_map encode_tensor_map(const tma_tensor& t);
+}  // namespace detail
+#endif
+
+/// A tensor map for `t`, checked against the TMA's limits (strata::invalid_argument naming the field).
+inline tensor_map make_tensor_map(const tma_tensor& t) {
+  detail::check_tma_tensor(t);
+#if STRATA_BACKEND_HOST
+  detail::emulated_tensor_map e{};
+  e.base = t.base;
+  for (int d = 0; d < 5; ++d) {
+    e.dims[d] = d < t.rank ? t.dims[d] : 1;
+    e.strides[d] = d == 0 ? t.element_bytes : d < t.rank ? t.strides[d] : 0;
+    e.box[d] = static_cast<std::uint16_t>(d < t.rank ? t.box[d] : 1);
+  }
+  e.rank = static_cast<std::uint8_t>(t.rank);
+  e.element_bytes = static_cast<std::uint8_t>(t.element_bytes);
+  e.swizzle = static_cast<std::uint8_t>(t.swizzle);
+  tensor_map m{};
+  std::memcpy(m.opaque, &e, sizeof e);
+  return m;
+#elif STRATA_BACKEND_CUDA
+  return detail::encode_tensor_map(t);
+#else
+  throw unsupported("strata::copy::make_tensor_map: TMA (tensor maps) exists on NVIDIA sm90+ only, not on HIP");
+#endif
+}
+
+/// A row-major rows x cols matrix of T with leading dimension ld (elements), moved in boxes of
+/// box_rows x box_cols. Coordinates of tma_load: (column, row).
+template <class T>
+tensor_map make_tensor_map_2d(const T* base, long long rows, long long cols, long long ld, int box_rows, int box_cols,
+                              tma_swizzle swizzle = tma_swizzle::none) {
+  tma_tensor t;
+  t.base = base;
+  t.element_bytes = static_cast<int>(sizeof(T));
+  t.rank = 2;
+  t.dims[0] = cols;
+  t.dims[1] = rows;
+  t.strides[1] = ld * static_cast<long long>(sizeof(T));
+  t.box[0] = box_cols;
+  t.box[1] = box_rows;
+  t.swizzle = swizzle;
+  return make_tensor_map(t);
+}
+#endif
+
+namespace detail {
+template <class Target>
+inline constexpr bool has_tma = Target::atoms.has(arch::atom_family::tma);
+
+STRATA_HOST_DEVICE constexpr std::uint32_t tma_swizzled(std::uint32_t address, tma_swizzle s) {
+  const std::uint32_t mask = std::uint32_t(swizzle_bytes(s) / 16 - 1);
+  return address ^ (((address >> 7) & mask) << 4);
+}
+}  // namespace detail
+
+/// Copies the box at `coords` (innermost dimension first, one per dimension of the map; they may lie
+/// outside the tensor, whose missing elements arrive as zeros) to `dst` in this block's shared memory;
+/// the bytes complete on `bar`, on which the caller has announced them (arrive_expect_tx). Issued by
+/// one thread per copy.
+template <class Ctx, class... Coords>
+STRATA_HOST_DEVICE STRATA_FORCEINLINE void tma_load(Ctx& ctx, void* dst, const tensor_map& map, mbarrier& bar,
+                                                   Coords... coords) {
+  static_assert(detail::has_tma<typename Ctx::target>, "TMA needs sm90+ (atom_family::tma), which the kernel's target lacks");
+  static_assert(sizeof...(Coords) >= 1 && sizeof...(Coords) <= 5, "tma_load takes 1 to 5 coordinates");
+  static_assert((std::is_convertible_v<Coords, int> && ...), "TMA coordinates are 32-bit integers");
+  if constexpr (Ctx::emulated) {
+#if !STRATA_DEVICE_PASS
+    auto& t = ctx.emulated_thread();
+    detail::emulated_tensor_map m;
+    std::memcpy(&m, map.opaque, sizeof m);
+    const int c[5] = {static_cast<int>(coords)...};
+    constexpr int rank = int(sizeof...(Coords));
+    if (m.rank != rank)
+      kernel_bug(t, "tma_load: " + std::to_string(rank) + " coordinates for a tensor map of rank " + std::to_string(m.rank));
+    auto* d = static_cast<unsigned char*>(dst);
+    unsigned char* smem = t.block->smem;
+    const std::size_t smem_bytes = t.unit->info->shared_total;
+    std::size_t elements = 1;
+    for (int i = 0; i < rank; ++i) elements *= m.box[i];
+    const std::size_t bytes = elements * m.element_bytes;
+    if (d < smem || d + bytes > smem + smem_bytes)
+      kernel_bug(t, "tma_load: the " + std::to_string(bytes) + "-byte box does not fit in this block's shared memory at its destination");
+    const auto sw = static_cast<tma_swizzle>(m.swizzle);
+    const std::uint32_t address = std::uint32_t(d - smem);
+    const std::uint32_t align = sw == tma_swizzle::none ? 128u : 8u * std::uint32_t(swizzle_bytes(sw));
+    if (address % align != 0)
+      kernel_bug(t, "tma_load: the destination (shared address " + std::to_string(address) + ") must be aligned to " +
+                        std::to_string(align) + " bytes" + (sw == tma_swizzle::none ? "" : " (the swizzle pattern's period)"));
+    std::vector<unsigned char> image(bytes, 0);
+    long long idx[5] = {0, 0, 0, 0, 0};
+    for (std::size_t e = 0; e < elements; ++e) {
+      std::size_t rest = e;
+      bool inside = true;
+      long long src = 0;
+      for (int i = 0; i < rank; ++i) {
+        idx[i] = static_cast<long long>(rest % m.box[i]);
+        rest /= m.box[i];
+        const long long g = static_cast<long long>(c[i]) + idx[i];
+        inside = inside && g >= 0 && g < m.dims[i];
+        src += g * m.strides[i];
+      }
+      const std::uint32_t at = detail::tma_swizzled(address + std::uint32_t(e * m.element_bytes), sw) - address;
+      if (inside) std::memcpy(&image[at], static_cast<const unsigned char*>(m.base) + src, m.element_bytes);
+    }
+    std::memset(d, 0xFF, bytes);  // poison until a wait on the barrier lands it
+    t.block->bulk_pending.push_back({d, &bar.word, std::move(image)});
+#endif
+  } else {
+    (void)ctx;
+#if STRATA_CUDA_DEVICE_PASS
+    const auto s = static_cast<std::uint32_t>(__cvta_generic_to_shared(dst));
+    const auto b = static_cast<std::uint32_t>(__cvta_generic_to_shared(&bar.word));
+    const auto* m = &map;
+    const int c[5] = {static_cast<int>(coords)...};
+    if constexpr (sizeof...(Coords) == 1) {
+      asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2}], [%3];\n"
+                   ::"r"(s), "l"(m), "r"(c[0]), "r"(b) : "memory");
+    } else if constexpr (sizeof...(Coords) == 2) {
+      asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n"
+                   ::"r"(s), "l"(m), "r"(c[0]), "r"(c[1]), "r"(b) : "memory");
+    } else if constexpr (sizeof...(Coords) == 3) {
+      asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n"
+                   ::"r"(s), "l"(m), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(b) : "memory");
+    } else if constexpr (sizeof...(Coords) == 4) {
+      asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], [%6];\n"
+                   ::"r"(s), "l"(m), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(b) : "memory");
+    } else {
+      asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5, %6}], [%7];\n"
+                   ::"r"(s), "l"(m), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]), "r"(b) : "memory");
+    }
+#else
+    (void)dst, (void)map, (void)bar, ((void)coords, ...);
+#endif
+  }
+}
+
+}  // namespace strata::copy
+
+#if STRATA_BACKEND_CUDA && !STRATA_DEVICE_PASS
+#include "strata/runtime/cuda/tensor_map.hpp"
+#endif

@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+// test/copy/tma_kernels.hpp -- the Hopper mainloop's pieces in one kernel, shared by test/copy/tma_test.cpp
+// (emulator) and test/compile/tma_kernels.cu (sm_90a): one warpgroup loads a 64 x 64 tile of A and an
+// N x 64 tile of B (both K-major, 128-byte swizzle) with TMA onto one mbarrier, waits, and runs four
+// chained k16 wgmmas on them; D (64 x N, f32) is stored element by element.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "strata/arch/mbarrier.hpp"
+#include "strata/copy/tma.hpp"
+#include "strata/mma/wgmma.hpp"
+#include "strata/strata.hpp"
+
+namespace strata_test {
+
+struct mainloop_params {
+  strata::copy::tensor_map a, b;  // A: M x K row-major (boxes 64 rows x 64 k); B: N x K (K-major B)
+  int m0, n0;                     // the tile's first row of A and of B
+  float* d;                       // 64 x N row-major
+};
+
+template <int N>
+struct tma_wgmma_kernel {
+  using target = strata::arch::sm90a;
+  using atom = strata::mma::sm90_64xNx16<strata::bf16, N>;
+  static constexpr const char* name = "tma_wgmma_kernel";
+  static constexpr std::size_t dynamic_shared_bytes = (64 + N) * 64 * 2 + 1024;  // + alignment to 1024
+  struct shared_storage {
+    strata::mbarrier full;
+  };
+  template <class Ctx>
+  STRATA_HOST_DEVICE void operator()(Ctx& ctx, const mainloop_params& p) const {
+    auto& full = ctx.template shared<shared_storage>().full;
+    unsigned char* dyn = ctx.template dynamic_shared<unsigned char>();
+    // The tiles start on a 1024-byte boundary of the shared address space: the swizzle's period.
+    const std::uint32_t address = strata::mma::smem_descriptor::of(ctx, dyn, strata::mma::wgmma_swizzle::none, 0, 0).address();
+    auto* sa = dyn + (1024 - address % 1024) % 1024;  // 64 x 64 bf16, 8 KiB
+    auto* sb = sa + 64 * 64 * 2;                     // N x 64 bf16
+    const int t = ctx.warpgroup().thread_rank();
+    if (t == 0) full.init(ctx, 1);
+    ctx.block().sync();
+    if (t == 0) {
+      full.arrive_expect_tx(ctx, (64 + N) * 64 * 2);
+      strata::copy::tma_load(ctx, sa, p.a, full, 0, p.m0);
+      strata::copy::tma_load(ctx, sb, p.b, full, 0, p.n0);
+    }
+    full.wait(ctx, 0);
+    typename atom::c_fragment acc;
+    strata::mma::wgmma_fence(ctx);
+    const auto da = strata::mma::smem_descriptor::of(ctx, sa, strata::mma::wgmma_swizzle::b128, 16, 1024);
+    const auto db = strata::mma::smem_descriptor::of(ctx, sb, strata::mma::wgmma_swizzle::b128, 16, 1024);
+    STRATA_UNROLL
+    for (int k = 0; k < 4; ++k) atom::mma_async(ctx, da.advanced(32 * k), db.advanced(32 * k), acc, k > 0);
+    strata::mma::wgmma_commit(ctx);
+    strata::mma::wgmma_wait<0>(ctx, acc);
+    STRATA_UNROLL
+    for (int v = 0; v < atom::c_values; ++v) {
+      const auto x = atom::c_coord(t, v);
+      p.d[x.row * N + x.col] = acc[v];
+    }
+  }
+};
+
+}  // namespace strata_test
