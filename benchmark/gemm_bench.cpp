@@ -3,6 +3,11 @@
 // CUDA GPU (CUDA builds only: timed with CUDA events).
 //
 //   strata_bench_gemm [--dtype bf16|f16] [--set square|llm|moe|all] [--m M --n N --k K] [--reps N]
+//                     [--kernel entry|sm90]
+//
+// --kernel sm90: time the Hopper kernel (ops/gemm/sm90_kernel.hpp: TMA, wgmma, warp-specialized,
+// 128 x 256 tiles) directly instead of strata::gemm, which does not pick it yet; an sm_90 GPU and a
+// build for sm_90a only. The grouped MoE case stays on strata::gemm's grouped entry.
 //
 // Layout: the one LLM layers use, D[M, N] = A[M, K] * W[N, K]^T (A row-major, B column-major, D
 // row-major; "TN" in cuBLAS's column-major terms), fp32 accumulation, output in the input type.
@@ -24,6 +29,8 @@
 #include <vector>
 
 #include <strata/gemm.hpp>
+#include <strata/ops/gemm/entry_epilogue.hpp>
+#include <strata/ops/gemm/sm90_kernel.hpp>
 
 #if !STRATA_BACKEND_CUDA
 int main() {
@@ -152,6 +159,7 @@ double sampled_error(const pool& a, const pool& b, const std::vector<std::uint16
 struct args {
   std::string set = "all";
   bool bf = true;
+  bool sm90 = false;  // --kernel sm90
   int reps = 20, m = 0, n = 0, k = 0;
 };
 
@@ -180,7 +188,11 @@ args parse(int argc, char** argv) {
     else if (f == "--m") a.m = num();
     else if (f == "--n") a.n = num();
     else if (f == "--k") a.k = num();
-    else die("usage", ("unknown argument " + f).c_str());
+    else if (f == "--kernel") {
+      const std::string v = next();
+      if (v != "entry" && v != "sm90") die("usage", ("--kernel must be entry or sm90, got '" + v + "'").c_str());
+      a.sm90 = v == "sm90";
+    } else die("usage", ("unknown argument " + f).c_str());
   }
   if (a.set != "all" && a.set != "square" && a.set != "llm" && a.set != "moe")
     die("usage", ("--set must be square, llm, moe or all, got '" + a.set + "'").c_str());
@@ -229,8 +241,10 @@ int main(int argc, char** argv) {
   const cudaStream_t st = s.native_handle();
   cudaDeviceProp prop{};
   cuda_ok(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
-  std::printf("device: %s, %d SMs; dtype %s; A row-major, B column-major, D row-major; median of %d calls\n", prop.name,
-              prop.multiProcessorCount, bf ? "bf16" : "f16", a.reps);
+  std::printf("device: %s, %d SMs; dtype %s; A row-major, B column-major, D row-major; median of %d calls; strata: %s\n",
+              prop.name, prop.multiProcessorCount, bf ? "bf16" : "f16", a.reps,
+              a.sm90 ? "gemm::sm90_kernel (TMA + wgmma, 128 x 256)" : "strata::gemm");
+  if (a.sm90 && prop.major != 9) die("usage", "--kernel sm90 needs an sm_90 GPU (H100, H200)");
   const pool pa = make_pool(s, max_a, 1, bf), pb = make_pool(s, max_b, 2, bf);
   std::fprintf(stderr, "inputs ready: %zu + %zu random values\n", max_a, max_b);
   strata::device_buffer<std::uint16_t> d_strata(max_d), d_cublas(max_d);
@@ -254,7 +268,20 @@ int main(int argc, char** argv) {
     cuda_ok(cudaMemcpy(d_cublas.data(), poison.data(), nd * 2, cudaMemcpyHostToDevice), "poison");
     double t_s = 0, e_s = INFINITY;
     try {
-      t_s = median_seconds(st, a.reps, [&] { strata::gemm(s, A, B, D, D, o); });
+      if (a.sm90) {
+        const auto run_sm90 = [&](auto tag) {
+          using T = decltype(tag);
+          using E = sg::detail::entry_epilogue<T>;
+          using K = sg::sm90_kernel<T, 256, E>;
+          const auto p = K::make_params({m, n, k, 1}, {static_cast<const T*>(A.data), k, sg::layout::row_major},
+                                        {static_cast<const T*>(B.data), k, sg::layout::col_major},
+                                        {static_cast<T*>(const_cast<void*>(D.data)), n, sg::layout::row_major}, E::make_params({.alpha = 1.f}, {}, {}));
+          return median_seconds(st, a.reps, [&] { strata::launch(s, K::launch_shape_of(p), K{}, p); });
+        };
+        t_s = bf ? run_sm90(strata::bf16{}) : run_sm90(strata::f16{});
+      } else {
+        t_s = median_seconds(st, a.reps, [&] { strata::gemm(s, A, B, D, D, o); });
+      }
       std::vector<std::uint16_t> got(nd);
       cuda_ok(cudaMemcpy(got.data(), d_strata.data(), nd * 2, cudaMemcpyDeviceToHost), "copy D");
       e_s = sampled_error(pa, pb, got, m, n, k, n, 0, 0, bf);

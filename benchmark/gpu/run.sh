@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # benchmark/gpu/run.sh -- everything one GPU lease should answer, in one command, on a CUDA machine:
 #   1. the `gpu` checks (benchmark/gpu/checks.txt: the examples' --check runs on odd shapes),
-#   2. GEMM against cuBLASLt (strata_bench_gemm: square, LLM and grouped MoE shapes, bf16 and f16),
+#   2. GEMM against cuBLASLt (strata_bench_gemm: square, LLM and grouped MoE shapes, bf16 and f16;
+#      the Hopper kernel, --kernel sm90, on the square and LLM shapes),
 #   2b. convolution against cuDNN (strata_bench_conv: ResNet-50 and U-Net layers, fprop/dgrad/wgrad),
 #   3. attention forward/backward/decode against PyTorch SDPA (flash and cuDNN backends),
 #   4. embedding bags against the device copy bandwidth and torch.nn.functional.embedding_bag,
@@ -129,11 +130,15 @@ bench() {  # limit title command...
 if ! want gemm; then :
 elif [ $QUICK -eq 1 ]; then
   bench 60 "GEMM bf16 vs cuBLASLt (quick)" "$BIN/strata_bench_gemm" --m 4096 --n 4096 --k 4096 --reps 10
+  bench 60 "GEMM bf16, Hopper kernel (TMA + wgmma) vs cuBLASLt (quick)" "$BIN/strata_bench_gemm" --kernel sm90 --m 4096 --n 4096 --k 4096 --reps 10
 else
   bench 90 "GEMM bf16 vs cuBLASLt, squares" "$BIN/strata_bench_gemm" --set square --reps 10
   bench 150 "GEMM bf16 vs cuBLASLt, LLM shapes" "$BIN/strata_bench_gemm" --set llm --reps 10
   bench 60 "GEMM bf16 vs cuBLASLt, grouped MoE" "$BIN/strata_bench_gemm" --set moe --reps 10
   bench 60 "GEMM f16 vs cuBLASLt, squares" "$BIN/strata_bench_gemm" --set square --dtype f16 --reps 10
+  # The Hopper kernel (gemm::sm90_kernel, issue 36) on the same shapes: strata::gemm does not pick it yet.
+  bench 90 "GEMM bf16, Hopper kernel (TMA + wgmma) vs cuBLASLt, squares" "$BIN/strata_bench_gemm" --kernel sm90 --set square --reps 10
+  bench 150 "GEMM bf16, Hopper kernel (TMA + wgmma) vs cuBLASLt, LLM shapes" "$BIN/strata_bench_gemm" --kernel sm90 --set llm --reps 10
 fi
 
 # ---- 2b. convolution against cuDNN -----------------------------------------------------------------------

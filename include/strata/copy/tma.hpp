@@ -44,12 +44,10 @@
 #include "strata/arch/target.hpp"
 #include "strata/config/config.hpp"
 
-#if !STRATA_DEVICE_PASS
 #include <string>
 #include <vector>
 
 #include "strata/runtime/error.hpp"
-#endif
 
 namespace strata::copy {
 
@@ -90,7 +88,6 @@ struct emulated_tensor_map {
 };
 static_assert(sizeof(emulated_tensor_map) <= sizeof(tensor_map));
 
-#if !STRATA_DEVICE_PASS
 /// Checks a tma_tensor against the TMA's limits; throws strata::invalid_argument naming the field.
 inline void check_tma_tensor(const tma_tensor& t) {
   const char* op = "strata::copy::make_tensor_map";
@@ -113,12 +110,10 @@ inline void check_tma_tensor(const tma_tensor& t) {
     bad("box[0]", "spans " + std::to_string(inner) + " bytes; with a " + std::to_string(swizzle_bytes(t.swizzle)) +
                       "-byte swizzle the box rows must be exactly that long");
 }
-#endif
 
 }  // namespace detail
 
-#if !STRATA_DEVICE_PASS
-#if STRATA_BACKEND_CUDA
+#if STRATA_BACKEND_CUDA && !STRATA_DEVICE_PASS
 namespace detail {
 /// The CUDA driver's encoding (runtime/cuda/tensor_map.hpp, included at the end of this header).
 inline tensor_map encode_tensor_map(const tma_tensor& t);
@@ -142,9 +137,10 @@ inline tensor_map make_tensor_map(const tma_tensor& t) {
   tensor_map m{};
   std::memcpy(m.opaque, &e, sizeof e);
   return m;
-#elif STRATA_BACKEND_CUDA
+#elif STRATA_BACKEND_CUDA && !STRATA_DEVICE_PASS
   return detail::encode_tensor_map(t);
 #else
+  // HIP (and the device pass of a CUDA build, which never runs host code).
   throw unsupported("strata::copy::make_tensor_map: TMA (tensor maps) exists on NVIDIA sm90+ only, not on HIP");
 #endif
 }
@@ -166,7 +162,6 @@ tensor_map make_tensor_map_2d(const T* base, long long rows, long long cols, lon
   t.swizzle = swizzle;
   return make_tensor_map(t);
 }
-#endif
 
 namespace detail {
 template <class Target>

@@ -245,6 +245,9 @@ struct sm90_64xNx16 {
 #endif
     } else {
       (void)ctx;
+#if STRATA_CUDA_DEVICE_PASS
+      static_assert(available_on<arch::current>, "wgmma: this pass compiles for a GPU without it (sm_90a only)");
+#endif
       detail::wgmma_issue<N>::template run<AB, int(MajorA), int(MajorB)>(d.v, a.bits, b.bits, accumulate ? 1 : 0);
     }
   }

@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+// strata/ops/gemm/sm90_kernel.hpp -- the Hopper GEMM: warp-specialized, TMA loads onto mbarriers, wgmma
+// from shared memory (sm_90a). D = epilogue(A * B), A row-major and B column-major (both K-major:
+// y = x W^T with W stored (out, in), PyTorch's Linear), f16 or bf16 inputs, f32 accumulators.
+//
+//   using K = gemm::sm90_kernel<bf16, 256, epilogue::chain<epilogue::alpha_beta<bf16>, epilogue::convert_to<bf16>>>;
+//   const auto p = K::make_params({m, n, k, batch}, a, b, d, ep);   // builds the two tensor maps
+//   strata::launch(stream, K::launch_shape_of(p), K{}, p);
+//
+// One block computes one 128 x TileN output tile over K in steps of 64 with three warpgroups
+// (gemm-forensic.md, section 6.2, the shape CUTLASS's and ThunderKittens' Hopper kernels use):
+//   - warpgroup 0, the producer, gives registers back (setmaxnreg 40); one of its threads waits for a
+//     free stage ("empty" barrier), announces the stage's bytes and issues two TMA loads (A: 128 x 64,
+//     B: TileN x 64, 128-byte swizzle, K and the M / N edges zero-filled by the copy engine) that
+//     complete on the stage's "full" barrier;
+//   - warpgroups 1 and 2, the consumers, take registers (setmaxnreg 232) and own rows 0-63 and 64-127
+//     of the tile: per stage they wait for "full", issue four chained k16 wgmmas (descriptors advanced
+//     32 bytes in the swizzled rows), commit, and wait for all but that group, so one stage of wgmmas
+//     stays in flight while the previous stage's are known done and its buffer is released ("empty",
+//     one arrival per consumer warpgroup);
+//   - the epilogue applies the chain per element from the accumulator map and writes D (any layout,
+//     M / N edges tested).
+// Stages buffers of (128 + TileN) x 64 elements: 4 x 48 KiB for TileN = 256, within the 227 KiB a
+// block may have. K = 0 writes epilogue(0).
+//
+// Not yet (issue 36): a persistent grid with epilogue overlap, clusters with TMA multicast, the TMA-
+// store epilogue through shared memory, fp8, other operand orders, split-K and stream-K, grouped
+// GEMM. strata::gemm does not pick this kernel yet: it has not run on a GPU (docs/gemm.md).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+#include "strata/arch/mbarrier.hpp"
+#include "strata/arch/registers.hpp"
+#include "strata/copy/tma.hpp"
+#include "strata/mma/mma_op.hpp"
+#include "strata/mma/wgmma.hpp"
+#include "strata/ops/gemm/kernel.hpp"
+
+namespace strata::ops::gemm {
+
+template <class T, int TileN, class Epilogue, int Stages = 4, class Order = order::default_for<arch::sm90a>>
+struct sm90_kernel {
+  static_assert(std::is_same_v<T, f16> || std::is_same_v<T, bf16>, "gemm::sm90_kernel takes f16 or bf16 inputs");
+  static_assert(TileN == 64 || TileN == 128 || TileN == 256, "gemm::sm90_kernel: TileN is 64, 128 or 256");
+  static_assert(Stages >= 2, "gemm::sm90_kernel: at least two stages");
+  using target = arch::sm90a;
+  using atom = mma::sm90_64xNx16<T, TileN>;
+  using epilogue_type = Epilogue;
+  using order_type = Order;
+  using ta = T;
+  using tb = T;
+  using acc_type = float;
+  using td = typename Epilogue::output_type;
+  static constexpr const char* name = "strata::ops::gemm::sm90_kernel";
+
+  static constexpr int tile_m = 128, tile_n = TileN, tile_k = 64, stages = Stages;
+  static constexpr int consumers = 2;  // warpgroups of 64 rows each
+  static constexpr int threads = 128 * (1 + consumers);
+  static constexpr int max_threads_per_block = threads;
+  static constexpr int min_blocks_per_multiprocessor = 1;  // fixes the register count at entry (setmaxnreg)
+  static constexpr int producer_registers = 40, consumer_registers = 232;  // 128 x (40 + 2 x 232) = 64512
+  static constexpr std::size_t a_stage_bytes = std::size_t(tile_m) * tile_k * sizeof(T);
+  static constexpr std::size_t b_stage_bytes = std::size_t(tile_n) * tile_k * sizeof(T);
+  static constexpr std::size_t stage_bytes = a_stage_bytes + b_stage_bytes;
+  /// The stages, and room to start them on a 1024-byte boundary (the 128-byte swizzle's period).
+  static constexpr std::size_t dynamic_shared_bytes = Stages * stage_bytes + 1024;
+  static_assert(dynamic_shared_bytes + 256 <= arch::sm90a::shared_memory_per_block,
+                "gemm::sm90_kernel: the stages do not fit in a block's shared memory; use fewer stages");
+
+  struct shared_storage {
+    mbarrier full[Stages];   // the stage's TMA bytes have landed
+    mbarrier empty[Stages];  // the consumers' wgmmas no longer read the stage
+  };
+
+  struct params {
+    problem size;
+    copy::tensor_map a, b;  // A (batch, m, k), B (batch, n, k); K innermost
+    operand<td> d;
+    Order order;
+    long long tiles = 0;
+    int k_tiles = 0;
+    typename Epilogue::params epilogue;
+  };
+
+  /// Params for A row-major (m x k, lda) and B column-major (k x n, ldb): both read by TMA, so their
+  /// bases must be 16-byte aligned and lda, ldb and the batch strides multiples of 8 elements.
+  static params make_params(const problem& pr, operand<const T> a, operand<const T> b, operand<td> d,
+                            const typename Epilogue::params& ep) {
+    const char* op = "strata::ops::gemm::sm90_kernel::make_params";
+    if (a.order != layout::row_major) throw invalid_argument(op, "a", "must be row-major (K-major); this kernel reads A (m x k) by rows");
+    if (b.order != layout::col_major) throw invalid_argument(op, "b", "must be column-major (K-major); this kernel reads B (k x n) by columns");
+    if (pr.m < 0 || pr.n < 0 || pr.k < 0 || pr.batch < 1)
+      throw invalid_argument(op, "problem", "has a negative size or a batch below 1");
+    const auto tma_ready = [&](const operand<const T>& x, const char* arg) {
+      if (reinterpret_cast<std::uintptr_t>(x.data) % 16 != 0 || x.ld % 8 != 0 || (pr.batch > 1 && x.batch_stride % 8 != 0))
+        throw invalid_argument(op, arg, "is read by TMA: its base must be 16-byte aligned and its leading dimension and "
+                                        "batch stride multiples of 8 elements (ld " + std::to_string(x.ld) + ")");
+    };
+    tma_ready(a, "a");
+    tma_ready(b, "b");
+    params p{};
+    p.size = pr;
+    p.d = d;
+    const auto op_ = order::gemm_problem(pr.m, pr.n, pr.k, tile_m, tile_n, tile_k, int(sizeof(T)), arch::sm90a::chiplets);
+    p.order = Order(op_);
+    p.tiles = op_.tiles();
+    p.k_tiles = (pr.k + tile_k - 1) / tile_k;
+    p.epilogue = ep;
+    if (pr.m > 0 && pr.n > 0 && pr.k > 0) {
+      p.a = map_of(a, pr.m, pr.k, pr.batch, tile_m);
+      p.b = map_of(b, pr.n, pr.k, pr.batch, tile_n);
+    }
+    return p;
+  }
+
+  /// One block per (tile, batch entry).
+  static launch_shape launch_shape_of(const params& p) {
+    return launch_shape{.grid = dims(int(p.tiles > 0 ? p.tiles : 1), 1, p.size.batch), .block = dims(threads),
+                        .dynamic_shared_bytes = dynamic_shared_bytes};
+  }
+
+  template <class Ctx>
+  STRATA_HOST_DEVICE void operator()(Ctx& ctx, const params& p) const {
+    // A build for several GPUs compiles the kernel for each; only sm_90a has wgmma. Elsewhere it traps
+    // (the entry never launches it there).
+    if constexpr (!mma::available_in_this_pass<atom>) mma::unavailable_in_this_pass();
+    else run(ctx, p);
+  }
+
+ private:
+  template <class Ctx>
+  STRATA_HOST_DEVICE void run(Ctx& ctx, const params& p) const {
+    if (p.size.m <= 0 || p.size.n <= 0) return;
+    auto& s = ctx.template shared<shared_storage>();
+    unsigned char* dyn = ctx.template dynamic_shared<unsigned char>();
+    const std::uint32_t address = mma::smem_descriptor::of(ctx, dyn, mma::wgmma_swizzle::none, 0, 0).address();
+    unsigned char* stage0 = dyn + (1024 - address % 1024) % 1024;
+    if (ctx.block().thread_rank() == 0)
+      for (int i = 0; i < Stages; ++i) {
+        s.full[i].init(ctx, 1);
+        s.empty[i].init(ctx, consumers);
+      }
+    ctx.block().sync();
+    const dims blk = ctx.block().index();
+    const order::tile t = p.order(blk.x);
+    const int batch = int(blk.z);
+    const int m0 = int(t.m) * tile_m, n0 = int(t.n) * tile_n;
+    const int group = ctx.warpgroup().index();
+    if (group == 0) {
+      arch::decrease_registers<producer_registers>(ctx);
+      if (ctx.warpgroup().thread_rank() == 0) produce(ctx, p, s, stage0, m0, n0, batch);
+    } else {
+      arch::increase_registers<consumer_registers>(ctx);
+      consume(ctx, p, s, stage0, group - 1, m0, n0, batch);
+    }
+  }
+
+  static copy::tensor_map map_of(const operand<const T>& x, int rows, int k, int batch, int box_rows) {
+    copy::tma_tensor t;
+    t.base = x.data;
+    t.element_bytes = int(sizeof(T));
+    t.rank = 3;
+    t.dims[0] = k;
+    t.dims[1] = rows;
+    t.dims[2] = batch;
+    t.strides[1] = x.ld * (long long)sizeof(T);
+    // One batch entry: any stride the TMA takes (it is never stepped).
+    t.strides[2] = batch > 1 ? x.batch_stride * (long long)sizeof(T) : t.strides[1] * rows;
+    t.box[0] = tile_k;
+    t.box[1] = box_rows;
+    t.box[2] = 1;
+    t.swizzle = copy::tma_swizzle::b128;
+    return copy::make_tensor_map(t);
+  }
+
+  STRATA_HOST_DEVICE static unsigned char* a_stage(unsigned char* stage0, int st) { return stage0 + std::size_t(st) * stage_bytes; }
+  STRATA_HOST_DEVICE static unsigned char* b_stage(unsigned char* stage0, int st) { return a_stage(stage0, st) + a_stage_bytes; }
+
+  /// The producer thread: stage kt % Stages of round kt / Stages, once the consumers released the
+  /// previous round's use of it (the first round's wait passes at once).
+  template <class Ctx>
+  STRATA_HOST_DEVICE void produce(Ctx& ctx, const params& p, shared_storage& s, unsigned char* stage0, int m0, int n0,
+                                  int batch) const {
+    for (int kt = 0; kt < p.k_tiles; ++kt) {
+      const int st = kt % Stages, round = kt / Stages;
+      s.empty[st].wait(ctx, (round & 1) ^ 1);
+      s.full[st].arrive_expect_tx(ctx, std::uint32_t(stage_bytes));
+      copy::tma_load(ctx, a_stage(stage0, st), p.a, s.full[st], kt * tile_k, m0, batch);
+      copy::tma_load(ctx, b_stage(stage0, st), p.b, s.full[st], kt * tile_k, n0, batch);
+    }
+  }
+
+  /// Consumer warpgroup c: rows 64c .. 64c + 63 of the tile, all TileN columns.
+  template <class Ctx>
+  STRATA_HOST_DEVICE void consume(Ctx& ctx, const params& p, shared_storage& s, unsigned char* stage0, int c, int m0,
+                                  int n0, int batch) const {
+    typename atom::c_fragment acc;
+    STRATA_UNROLL
+    for (int v = 0; v < atom::c_values; ++v) acc[v] = 0.f;
+    const bool leader = ctx.warpgroup().thread_rank() == 0;
+    for (int kt = 0; kt < p.k_tiles; ++kt) {
+      const int st = kt % Stages, round = kt / Stages;
+      s.full[st].wait(ctx, round & 1);
+      // 128-byte rows of 64 k, 8-row atoms 1024 bytes apart; this warpgroup's 64 rows of A start 8 KiB in.
+      const auto da = mma::smem_descriptor::of(ctx, a_stage(stage0, st) + c * 64 * 128, mma::wgmma_swizzle::b128, 16, 1024);
+      const auto db = mma::smem_descriptor::of(ctx, b_stage(stage0, st), mma::wgmma_swizzle::b128, 16, 1024);
+      mma::wgmma_fence(ctx);
+      STRATA_UNROLL
+      for (int k = 0; k < tile_k / 16; ++k) atom::mma_async(ctx, da.advanced(32 * k), db.advanced(32 * k), acc);
+      mma::wgmma_commit(ctx);
+      // The previous stage's wgmmas are done: its buffer goes back to the producer.
+      mma::wgmma_wait<1>(ctx, acc);
+      if (kt > 0 && leader) s.empty[(kt - 1) % Stages].arrive(ctx);
+    }
+    mma::wgmma_wait<0>(ctx, acc);
+    store(ctx, p, c, m0, n0, batch, acc);
+  }
+
+  /// D = epilogue(acc) for the warpgroup's 64 rows, element by element; nothing past M or N.
+  template <class Ctx>
+  STRATA_HOST_DEVICE void store(Ctx& ctx, const params& p, int c, int m0, int n0, int batch,
+                                const typename atom::c_fragment& acc) const {
+    auto ep = p.epilogue;
+    detail::shift_epilogue<Epilogue>(ep, batch * p.d.batch_stride);
+    const operand<td> dd{p.d.data + batch * p.d.batch_stride, p.d.ld, p.d.order, 0};
+    const int tr = ctx.warpgroup().thread_rank();
+    STRATA_UNROLL
+    for (int v = 0; v < atom::c_values; ++v) {
+      const mma::coord x = atom::c_coord(tr, v);
+      const int r = m0 + c * 64 + x.row, col = n0 + x.col;
+      if (r < p.size.m && col < p.size.n) *detail::at(dd, r, col) = Epilogue::apply(acc[v], r, col, ep);
+    }
+  }
+};
+
+}  // namespace strata::ops::gemm

@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+// The Hopper GEMM (ops/gemm/sm90_kernel.hpp) on the emulator, run as sm90a with the wgmma, TMA,
+// mbarrier and setmaxnreg emulation: A row-major x B column-major, f16 and bf16, against the double
+// reference over edges in M, N and K (the copy engine's zero fill), K = 0, more K steps than stages
+// (the ring wraps), padded leading dimensions, batch, D row- and column-major, alpha and beta, under
+// random schedules; make_params's refusals.
+#include "strata/ops/gemm/sm90_kernel.hpp"
+#include "support.hpp"
+
+using namespace strata_test;
+using namespace strata_test::gemm;
+using strata::bf16;
+using strata::f16;
+
+namespace {
+
+struct sm90_case {
+  int m = 1, n = 1, k = 1, batch = 1;
+  int pad = 0;  // extra elements per leading dimension of A and B (multiples of 8 keep TMA's 16-byte rows)
+  sg::layout d = sg::layout::row_major;
+  float alpha = 1.f, beta = 0.f;
+  std::uint64_t seed = 1;
+  bool random_schedule = false;
+};
+
+template <class Kernel>
+void check_sm90(const sm90_case& c) {
+  using T = typename Kernel::ta;
+  using TD = typename Kernel::td;
+  using Epi = typename Kernel::epilogue_type;
+  INFO(c.m << "x" << c.n << "x" << c.k << " batch " << c.batch << " pad " << c.pad << " D "
+           << (c.d == sg::layout::row_major ? "row" : "col") << " beta " << c.beta << " seed " << c.seed);
+  using strata::emulator::schedule;
+  strata::stream s = c.random_schedule ? strata::stream(strata::emulator::options{.workers = 2, .order = schedule::random, .seed = c.seed})
+                                       : strata::stream();
+  const long long lda = c.k + c.pad, ldb = c.k + c.pad;
+  const long long ldd = (c.d == sg::layout::row_major ? c.n : c.m) + 3;
+  const std::size_t sa = std::size_t(c.m) * lda, sb = std::size_t(c.n) * ldb;
+  const std::size_t sd = std::size_t(c.d == sg::layout::row_major ? c.m : c.n) * ldd;
+  const auto ha = random_values<T>(std::max<std::size_t>(1, sa * c.batch), c.seed);
+  const auto hb = random_values<T>(std::max<std::size_t>(1, sb * c.batch), c.seed + 1);
+  const auto hc = random_values<TD>(std::max<std::size_t>(1, sd * c.batch), c.seed + 2);
+  auto da = to_device(s, ha);
+  auto db = to_device(s, hb);
+  auto dd = to_device(s, hc);
+  const ep::matrix_ref<TD> cref = c.d == sg::layout::row_major ? ep::row_major<TD>(dd.data(), ldd) : ep::col_major<TD>(dd.data(), ldd);
+  const auto epp = Epi::make_params({.alpha = c.alpha, .beta = c.beta, .c = cref}, {});
+  const sg::problem pr{c.m, c.n, c.k, c.batch};
+  const auto p = Kernel::make_params(pr, {da.data(), lda, sg::layout::row_major, (long long)sa},
+                                     {db.data(), ldb, sg::layout::col_major, (long long)sb},
+                                     {dd.data(), ldd, c.d, (long long)sd}, epp);
+  strata::launch(s, Kernel::launch_shape_of(p), Kernel{}, p);
+  const auto out = to_host(s, dd);
+  const double tol = sg::reference::tolerance(c.k, mantissa_bits<TD>(), false, false);
+  for (int bt = 0; bt < c.batch; ++bt) {
+    const auto ref = sg::reference::product(c.m, c.n, c.k, ha.data() + bt * sa, lda, sg::layout::row_major,
+                                            hb.data() + bt * sb, ldb, sg::layout::col_major);
+    for (int r = 0; r < c.m; ++r)
+      for (int col = 0; col < c.n; ++col) {
+        double want = c.alpha * ref[std::size_t(r) * c.n + col];
+        if (c.beta != 0.f) want += c.beta * as_double(sg::reference::element(hc.data() + bt * sd, ldd, c.d, r, col));
+        const double got = as_double(sg::reference::element(out.data() + bt * sd, ldd, c.d, r, col));
+        const double scale = std::max({std::abs(want), std::abs(c.alpha) * std::max(1, c.k) * 0.25, 1.0});
+        if (!(std::abs(got - want) / scale <= tol)) {
+          INFO("D(" << r << ", " << col << ") batch " << bt << " = " << got << ", want " << want);
+          REQUIRE(std::abs(got - want) / scale <= tol);
+        }
+      }
+    // D's padding is never written.
+    const int outer = c.d == sg::layout::row_major ? c.m : c.n, inner = c.d == sg::layout::row_major ? c.n : c.m;
+    for (int o = 0; o < outer; ++o)
+      for (long long i = inner; i < ldd; ++i)
+        REQUIRE(as_double(out[bt * sd + o * ldd + i]) == as_double(hc[bt * sd + o * ldd + i]));
+  }
+}
+
+template <class T, class TD>
+using chain = ep::chain<ep::alpha_beta<TD>, ep::convert_to<TD>>;
+
+}  // namespace
+
+TEST_CASE("Hopper GEMM (TMA, mbarrier, wgmma, warp-specialized) bf16 128 x 256 tile", "[gemm][sm90]") {
+  using K = sg::sm90_kernel<bf16, 256, chain<bf16, bf16>>;
+  check_sm90<K>({.m = 128, .n = 256, .k = 64, .seed = 1});
+  check_sm90<K>({.m = 200, .n = 300, .k = 136, .beta = 0.5f, .seed = 2});             // edges in M, N, K
+  check_sm90<K>({.m = 130, .n = 260, .k = 520, .pad = 8, .seed = 3});                 // 9 K steps over 4 stages
+  check_sm90<K>({.m = 5, .n = 7, .k = 0, .beta = 1.f, .seed = 4});                    // K = 0: beta * C
+  check_sm90<K>({.m = 70, .n = 90, .k = 40, .batch = 2, .d = sg::layout::col_major, .beta = 0.5f, .seed = 5});
+  check_sm90<K>({.m = 1, .n = 1, .k = 8, .seed = 6});
+  check_sm90<K>({.m = 256, .n = 256, .k = 320, .alpha = 0.5f, .seed = 7, .random_schedule = true});
+}
+
+TEST_CASE("Hopper GEMM f16 and bf16 at tile widths 64 and 128, two stages, f32 output", "[gemm][sm90]") {
+  using K128 = sg::sm90_kernel<f16, 128, chain<f16, f16>>;
+  using K64 = sg::sm90_kernel<bf16, 64, chain<bf16, float>, 2>;
+  check_sm90<K128>({.m = 129, .n = 129, .k = 200, .pad = 16, .beta = 0.5f, .seed = 11});
+  check_sm90<K128>({.m = 64, .n = 300, .k = 64, .batch = 3, .seed = 12, .random_schedule = true});
+  check_sm90<K64>({.m = 150, .n = 70, .k = 264, .seed = 13});  // 5 K steps over 2 stages
+  check_sm90<K64>({.m = 33, .n = 65, .k = 24, .d = sg::layout::col_major, .seed = 14});
+}
+
+TEST_CASE("Hopper GEMM make_params names what TMA cannot read", "[gemm][sm90][negative]") {
+  using K = sg::sm90_kernel<bf16, 128, chain<bf16, bf16>>;
+  strata::device_buffer<bf16> a(4096), b(4096), d(4096);
+  const auto ep_ = chain<bf16, bf16>::make_params({.alpha = 1.f}, {});
+  const sg::operand<bf16> od{d.data(), 64, sg::layout::row_major, 0};
+  const auto refused = [&](sg::operand<const bf16> oa, sg::operand<const bf16> ob) {
+    try {
+      (void)K::make_params({16, 16, 32, 1}, oa, ob, od, ep_);
+    } catch (const strata::invalid_argument& e) {
+      return e.argument() + ": " + e.what();
+    }
+    return std::string("accepted");
+  };
+  const sg::operand<const bf16> ok_a{a.data(), 32, sg::layout::row_major, 0}, ok_b{b.data(), 32, sg::layout::col_major, 0};
+  CHECK(refused(ok_a, ok_b) == "accepted");
+  CHECK_THAT(refused({a.data(), 36, sg::layout::row_major, 0}, ok_b), Catch::Contains("a: ") && Catch::Contains("multiples of 8"));
+  CHECK_THAT(refused({a.data() + 1, 32, sg::layout::row_major, 0}, ok_b), Catch::Contains("a: ") && Catch::Contains("16-byte"));
+  CHECK_THAT(refused({a.data(), 32, sg::layout::col_major, 0}, ok_b), Catch::Contains("a: ") && Catch::Contains("row-major"));
+  CHECK_THAT(refused(ok_a, {b.data(), 32, sg::layout::row_major, 0}), Catch::Contains("b: ") && Catch::Contains("column-major"));
+}
