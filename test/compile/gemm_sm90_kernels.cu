@@ -8,6 +8,7 @@
 //
 // compile-targets sm_90a
 // compile-expect-kernels sm_90a: sm90_gemm_bf16_n256_kernel sm90_gemm_bf16_n128_kernel sm90_gemm_f16_n256_kernel
+// compile-expect-kernels sm_90a: sm90_gemm_bf16_n256_nn_kernel sm90_gemm_bf16_n128_tt_kernel
 // compile-expect-code sm_90a: TMA 3-D load onto an mbarrier = cp\.async\.bulk\.tensor\.3d\.shared::cluster\.global\.tile\.mbarrier::complete_tx::bytes
 // compile-expect-code sm_90a: wgmma m64n256k16 bf16 = wgmma\.mma_async\.sync\.aligned\.m64n256k16\.f32\.bf16\.bf16
 // compile-expect-code sm_90a: wgmma m64n128k16 bf16 = wgmma\.mma_async\.sync\.aligned\.m64n128k16\.f32\.bf16\.bf16
@@ -26,11 +27,13 @@
 
 namespace strata_test {
 namespace sg = strata::ops::gemm;
-template <class T, int N>
-using sm90_tile = sg::sm90_kernel<T, N, sg::detail::entry_epilogue<T>>;
+template <class T, int N, sg::operand_orders O = sg::operand_orders::a_row_b_col>
+using sm90_tile = sg::sm90_kernel<T, N, sg::detail::entry_epilogue<T>, 4, O>;
 struct sm90_gemm_bf16_n256_kernel : sm90_tile<strata::bf16, 256> {};
 struct sm90_gemm_bf16_n128_kernel : sm90_tile<strata::bf16, 128> {};
 struct sm90_gemm_f16_n256_kernel : sm90_tile<strata::f16, 256> {};
+struct sm90_gemm_bf16_n256_nn_kernel : sm90_tile<strata::bf16, 256, sg::operand_orders::a_row_b_row> {};
+struct sm90_gemm_bf16_n128_tt_kernel : sm90_tile<strata::bf16, 128, sg::operand_orders::a_col_b_col> {};
 
 template <class K>
 void launch_sm90(strata::stream& s) {
@@ -45,4 +48,6 @@ void strata_compile_gemm_sm90_kernels(strata::stream& s) {
   launch_sm90<sm90_gemm_bf16_n256_kernel>(s);
   launch_sm90<sm90_gemm_bf16_n128_kernel>(s);
   launch_sm90<sm90_gemm_f16_n256_kernel>(s);
+  launch_sm90<sm90_gemm_bf16_n256_nn_kernel>(s);
+  launch_sm90<sm90_gemm_bf16_n128_tt_kernel>(s);
 }

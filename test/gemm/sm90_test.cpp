@@ -28,14 +28,19 @@ void check_sm90(const sm90_case& c) {
   using T = typename Kernel::ta;
   using TD = typename Kernel::td;
   using Epi = typename Kernel::epilogue_type;
-  INFO(c.m << "x" << c.n << "x" << c.k << " batch " << c.batch << " pad " << c.pad << " D "
+  INFO(sg::name_of(Kernel::orders) << " " << c.m << "x" << c.n << "x" << c.k << " batch " << c.batch << " pad " << c.pad << " D "
            << (c.d == sg::layout::row_major ? "row" : "col") << " beta " << c.beta << " seed " << c.seed);
   using strata::emulator::schedule;
   strata::stream s = c.random_schedule ? strata::stream(strata::emulator::options{.workers = 2, .order = schedule::random, .seed = c.seed})
                                        : strata::stream();
-  const long long lda = c.k + c.pad, ldb = c.k + c.pad;
+  constexpr bool a_row = Kernel::a_k_major, b_col = Kernel::b_k_major;
+  const sg::layout la = a_row ? sg::layout::row_major : sg::layout::col_major;
+  const sg::layout lb = b_col ? sg::layout::col_major : sg::layout::row_major;
+  // Leading dimensions: the contiguous extent rounded up to 8 elements (TMA's 16-byte rows), plus pad.
+  const auto ld8 = [&](int x) { return (long long)(x + 7) / 8 * 8 + c.pad; };
+  const long long lda = ld8(a_row ? c.k : c.m), ldb = ld8(b_col ? c.k : c.n);
   const long long ldd = (c.d == sg::layout::row_major ? c.n : c.m) + 3;
-  const std::size_t sa = std::size_t(c.m) * lda, sb = std::size_t(c.n) * ldb;
+  const std::size_t sa = std::size_t(a_row ? c.m : c.k) * lda, sb = std::size_t(b_col ? c.n : c.k) * ldb;
   const std::size_t sd = std::size_t(c.d == sg::layout::row_major ? c.m : c.n) * ldd;
   const auto ha = random_values<T>(std::max<std::size_t>(1, sa * c.batch), c.seed);
   const auto hb = random_values<T>(std::max<std::size_t>(1, sb * c.batch), c.seed + 1);
@@ -46,15 +51,13 @@ void check_sm90(const sm90_case& c) {
   const ep::matrix_ref<TD> cref = c.d == sg::layout::row_major ? ep::row_major<TD>(dd.data(), ldd) : ep::col_major<TD>(dd.data(), ldd);
   const auto epp = Epi::make_params({.alpha = c.alpha, .beta = c.beta, .c = cref}, {});
   const sg::problem pr{c.m, c.n, c.k, c.batch};
-  const auto p = Kernel::make_params(pr, {da.data(), lda, sg::layout::row_major, (long long)sa},
-                                     {db.data(), ldb, sg::layout::col_major, (long long)sb},
+  const auto p = Kernel::make_params(pr, {da.data(), lda, la, (long long)sa}, {db.data(), ldb, lb, (long long)sb},
                                      {dd.data(), ldd, c.d, (long long)sd}, epp);
   strata::launch(s, Kernel::launch_shape_of(p), Kernel{}, p);
   const auto out = to_host(s, dd);
   const double tol = sg::reference::tolerance(c.k, mantissa_bits<TD>(), false, false);
   for (int bt = 0; bt < c.batch; ++bt) {
-    const auto ref = sg::reference::product(c.m, c.n, c.k, ha.data() + bt * sa, lda, sg::layout::row_major,
-                                            hb.data() + bt * sb, ldb, sg::layout::col_major);
+    const auto ref = sg::reference::product(c.m, c.n, c.k, ha.data() + bt * sa, lda, la, hb.data() + bt * sb, ldb, lb);
     for (int r = 0; r < c.m; ++r)
       for (int col = 0; col < c.n; ++col) {
         double want = c.alpha * ref[std::size_t(r) * c.n + col];
@@ -97,6 +100,20 @@ TEST_CASE("Hopper GEMM f16 and bf16 at tile widths 64 and 128, two stages, f32 o
   check_sm90<K128>({.m = 64, .n = 300, .k = 64, .batch = 3, .seed = 12, .random_schedule = true});
   check_sm90<K64>({.m = 150, .n = 70, .k = 264, .seed = 13});  // 5 K steps over 2 stages
   check_sm90<K64>({.m = 33, .n = 65, .k = 24, .d = sg::layout::col_major, .seed = 14});
+}
+
+TEST_CASE("Hopper GEMM in every pair of operand orders (M- and N-major operands read transposed)", "[gemm][sm90]") {
+  using sg::operand_orders;
+  using NN = sg::sm90_kernel<bf16, 256, chain<bf16, bf16>, 4, operand_orders::a_row_b_row>;  // x W, W (in, out)
+  using TT = sg::sm90_kernel<bf16, 128, chain<bf16, bf16>, 3, operand_orders::a_col_b_col>;
+  using TN = sg::sm90_kernel<f16, 128, chain<f16, float>, 2, operand_orders::a_col_b_row>;
+  check_sm90<NN>({.m = 200, .n = 300, .k = 136, .beta = 0.5f, .seed = 31});
+  check_sm90<NN>({.m = 130, .n = 70, .k = 330, .batch = 2, .pad = 8, .d = sg::layout::col_major, .seed = 32});
+  check_sm90<NN>({.m = 3, .n = 5, .k = 0, .beta = 1.f, .seed = 33});
+  check_sm90<TT>({.m = 129, .n = 131, .k = 72, .seed = 34, .random_schedule = true});
+  check_sm90<TT>({.m = 64, .n = 16, .k = 520, .seed = 35});
+  check_sm90<TN>({.m = 150, .n = 129, .k = 100, .beta = 0.5f, .seed = 36});
+  check_sm90<TN>({.m = 1, .n = 1, .k = 1, .seed = 37});
 }
 
 TEST_CASE("Hopper GEMM make_params names what TMA cannot read", "[gemm][sm90][negative]") {

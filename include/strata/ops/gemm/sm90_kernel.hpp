@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/ops/gemm/sm90_kernel.hpp -- the Hopper GEMM: warp-specialized, TMA loads onto mbarriers, wgmma
-// from shared memory (sm_90a). D = epilogue(A * B), A row-major and B column-major (both K-major:
-// y = x W^T with W stored (out, in), PyTorch's Linear), f16 or bf16 inputs, f32 accumulators.
+// from shared memory (sm_90a). D = epilogue(A * B) for one pair of operand orders (operand_orders;
+// A row-major x B column-major, both K-major, is y = x W^T with W stored (out, in), PyTorch's Linear;
+// a_row_b_row is x W with W stored (in, out)), f16 or bf16 inputs, f32 accumulators.
 //
 //   using K = gemm::sm90_kernel<bf16, 256, epilogue::chain<epilogue::alpha_beta<bf16>, epilogue::convert_to<bf16>>>;
 //   const auto p = K::make_params({m, n, k, batch}, a, b, d, ep);   // builds the two tensor maps
@@ -10,9 +11,10 @@
 // One block computes one 128 x TileN output tile over K in steps of 64 with three warpgroups
 // (gemm-forensic.md, section 6.2, the shape CUTLASS's and ThunderKittens' Hopper kernels use):
 //   - warpgroup 0, the producer, gives registers back (setmaxnreg 40); one of its threads waits for a
-//     free stage ("empty" barrier), announces the stage's bytes and issues two TMA loads (A: 128 x 64,
-//     B: TileN x 64, 128-byte swizzle, K and the M / N edges zero-filled by the copy engine) that
-//     complete on the stage's "full" barrier;
+//     free stage ("empty" barrier), announces the stage's bytes and issues the TMA loads (A: 128 x 64,
+//     B: TileN x 64, 128-byte swizzle; one box per K-major operand, one per 64 rows of an M- or
+//     N-major one, which wgmma reads transposed; K and the M / N edges zero-filled by the copy
+//     engine) that complete on the stage's "full" barrier;
 //   - warpgroups 1 and 2, the consumers, take registers (setmaxnreg 232) and own rows 0-63 and 64-127
 //     of the tile: per stage they wait for "full", issue four chained k16 wgmmas (descriptors advanced
 //     32 bytes in the swizzled rows), commit, and wait for all but that group, so one stage of wgmmas
@@ -24,8 +26,7 @@
 // block may have. K = 0 writes epilogue(0).
 //
 // Not yet (issue 36): a persistent grid with epilogue overlap, clusters with TMA multicast, the TMA-
-// store epilogue through shared memory, fp8, other operand orders, split-K and stream-K, grouped
-// GEMM. strata::gemm does not pick this kernel yet: it has not run on a GPU (docs/gemm.md).
+// store epilogue through shared memory, fp8, split-K and stream-K, grouped GEMM. strata::gemm does not pick this kernel yet: it has not run on a GPU (docs/gemm.md).
 #pragma once
 
 #include <cstddef>
@@ -42,13 +43,21 @@
 
 namespace strata::ops::gemm {
 
-template <class T, int TileN, class Epilogue, int Stages = 4, class Order = order::default_for<arch::sm90a>>
+template <class T, int TileN, class Epilogue, int Stages = 4, operand_orders Orders = operand_orders::a_row_b_col,
+          class Order = order::default_for<arch::sm90a>>
 struct sm90_kernel {
   static_assert(std::is_same_v<T, f16> || std::is_same_v<T, bf16>, "gemm::sm90_kernel takes f16 or bf16 inputs");
   static_assert(TileN == 64 || TileN == 128 || TileN == 256, "gemm::sm90_kernel: TileN is 64, 128 or 256");
   static_assert(Stages >= 2, "gemm::sm90_kernel: at least two stages");
+  static_assert(Orders != operand_orders::any, "gemm::sm90_kernel is compiled for one pair of operand orders");
+  /// Whether A (B) is K-major in global memory: A row-major, B column-major. The other order is read
+  /// as M- (N-) major boxes and given to wgmma transposed (imm-trans), not copied twice.
+  static constexpr bool a_k_major = Orders == operand_orders::a_row_b_col || Orders == operand_orders::a_row_b_row;
+  static constexpr bool b_k_major = Orders == operand_orders::a_row_b_col || Orders == operand_orders::a_col_b_col;
+  static constexpr operand_orders orders = Orders;
   using target = arch::sm90a;
-  using atom = mma::sm90_64xNx16<T, TileN>;
+  using atom = mma::sm90_64xNx16<T, TileN, a_k_major ? mma::wgmma_major::k : mma::wgmma_major::mn,
+                                 b_k_major ? mma::wgmma_major::k : mma::wgmma_major::mn>;
   using epilogue_type = Epilogue;
   using order_type = Order;
   using ta = T;
@@ -86,13 +95,15 @@ struct sm90_kernel {
     typename Epilogue::params epilogue;
   };
 
-  /// Params for A row-major (m x k, lda) and B column-major (k x n, ldb): both read by TMA, so their
-  /// bases must be 16-byte aligned and lda, ldb and the batch strides multiples of 8 elements.
+  /// Params for A (m x k) and B (k x n) in the kernel's orders: both read by TMA, so their bases must
+  /// be 16-byte aligned and lda, ldb and the batch strides multiples of 8 elements.
   static params make_params(const problem& pr, operand<const T> a, operand<const T> b, operand<td> d,
                             const typename Epilogue::params& ep) {
     const char* op = "strata::ops::gemm::sm90_kernel::make_params";
-    if (a.order != layout::row_major) throw invalid_argument(op, "a", "must be row-major (K-major); this kernel reads A (m x k) by rows");
-    if (b.order != layout::col_major) throw invalid_argument(op, "b", "must be column-major (K-major); this kernel reads B (k x n) by columns");
+    if ((a.order == layout::row_major) != a_k_major)
+      throw invalid_argument(op, "a", std::string("must be ") + (a_k_major ? "row" : "column") + "-major: this kernel is compiled for operand_orders::" + name_of(Orders));
+    if ((b.order == layout::col_major) != b_k_major)
+      throw invalid_argument(op, "b", std::string("must be ") + (b_k_major ? "column" : "row") + "-major: this kernel is compiled for operand_orders::" + name_of(Orders));
     if (pr.m < 0 || pr.n < 0 || pr.k < 0 || pr.batch < 1)
       throw invalid_argument(op, "problem", "has a negative size or a batch below 1");
     const auto tma_ready = [&](const operand<const T>& x, const char* arg) {
@@ -111,8 +122,8 @@ struct sm90_kernel {
     p.k_tiles = (pr.k + tile_k - 1) / tile_k;
     p.epilogue = ep;
     if (pr.m > 0 && pr.n > 0 && pr.k > 0) {
-      p.a = map_of(a, pr.m, pr.k, pr.batch, tile_m);
-      p.b = map_of(b, pr.n, pr.k, pr.batch, tile_n);
+      p.a = map_of(a, pr.m, pr.k, pr.batch, tile_m, a_k_major);
+      p.b = map_of(b, pr.n, pr.k, pr.batch, tile_n, b_k_major);
     }
     return p;
   }
@@ -159,19 +170,21 @@ struct sm90_kernel {
     }
   }
 
-  static copy::tensor_map map_of(const operand<const T>& x, int rows, int k, int batch, int box_rows) {
+  /// The tensor map of an operand with `rows` rows of M or N and k of K. K-major: boxes of box_rows x 64
+  /// k, one per stage. M- or N-major: boxes of 64 k x 64 (M or N), box_rows / 64 per stage.
+  static copy::tensor_map map_of(const operand<const T>& x, int rows, int k, int batch, int box_rows, bool k_major) {
     copy::tma_tensor t;
     t.base = x.data;
     t.element_bytes = int(sizeof(T));
     t.rank = 3;
-    t.dims[0] = k;
-    t.dims[1] = rows;
+    t.dims[0] = k_major ? k : rows;
+    t.dims[1] = k_major ? rows : k;
     t.dims[2] = batch;
     t.strides[1] = x.ld * (long long)sizeof(T);
     // One batch entry: any stride the TMA takes (it is never stepped).
-    t.strides[2] = batch > 1 ? x.batch_stride * (long long)sizeof(T) : t.strides[1] * rows;
-    t.box[0] = tile_k;
-    t.box[1] = box_rows;
+    t.strides[2] = batch > 1 ? x.batch_stride * (long long)sizeof(T) : t.strides[1] * t.dims[1];
+    t.box[0] = 64;  // 128 bytes: the swizzle's row
+    t.box[1] = k_major ? box_rows : tile_k;
     t.box[2] = 1;
     t.swizzle = copy::tma_swizzle::b128;
     return copy::make_tensor_map(t);
@@ -189,10 +202,34 @@ struct sm90_kernel {
       const int st = kt % Stages, round = kt / Stages;
       s.empty[st].wait(ctx, (round & 1) ^ 1);
       s.full[st].arrive_expect_tx(ctx, std::uint32_t(stage_bytes));
-      copy::tma_load(ctx, a_stage(stage0, st), p.a, s.full[st], kt * tile_k, m0, batch);
-      copy::tma_load(ctx, b_stage(stage0, st), p.b, s.full[st], kt * tile_k, n0, batch);
+      load_operand<a_k_major, tile_m>(ctx, a_stage(stage0, st), p.a, s.full[st], kt * tile_k, m0, batch);
+      load_operand<b_k_major, tile_n>(ctx, b_stage(stage0, st), p.b, s.full[st], kt * tile_k, n0, batch);
     }
   }
+
+  /// One operand's stage: a K-major box of Rows x 64 k, or Rows / 64 M- (N-) major boxes of 64 k x 64,
+  /// 8 KiB apart (each 64 k-rows of 128 bytes).
+  template <bool KMajor, int Rows, class Ctx>
+  STRATA_HOST_DEVICE static void load_operand(Ctx& ctx, unsigned char* stage, const copy::tensor_map& map, mbarrier& bar,
+                                              int k0, int r0, int batch) {
+    if constexpr (KMajor) {
+      copy::tma_load(ctx, stage, map, bar, k0, r0, batch);
+    } else {
+      STRATA_UNROLL
+      for (int j = 0; j < Rows / 64; ++j) copy::tma_load(ctx, stage + j * 64 * 128, map, bar, r0 + 64 * j, k0, batch);
+    }
+  }
+
+  /// The wgmma descriptor of an operand's stage from row `r` (a multiple of 64) on. K-major: 128-byte
+  /// rows of 64 k, 8-row atoms 1024 bytes apart (SBO), each k16 step 32 bytes on. M- / N-major: blocks
+  /// of 64 rows 8 KiB apart (LBO), each 64 k-rows of 128 bytes, groups of 8 k-rows 1024 bytes apart
+  /// (SBO), each k16 step 2048 bytes on.
+  template <bool KMajor, class Ctx>
+  STRATA_HOST_DEVICE static mma::smem_descriptor descriptor(Ctx& ctx, unsigned char* stage, int r) {
+    if constexpr (KMajor) return mma::smem_descriptor::of(ctx, stage + r * 128, mma::wgmma_swizzle::b128, 16, 1024);
+    else return mma::smem_descriptor::of(ctx, stage + (r / 64) * 64 * 128, mma::wgmma_swizzle::b128, 64 * 128, 1024);
+  }
+  STRATA_HOST_DEVICE static constexpr std::uint32_t k_step_bytes(bool k_major) { return k_major ? 32u : 2048u; }
 
   /// Consumer warpgroup c: rows 64c .. 64c + 63 of the tile, all TileN columns.
   template <class Ctx>
@@ -205,12 +242,13 @@ struct sm90_kernel {
     for (int kt = 0; kt < p.k_tiles; ++kt) {
       const int st = kt % Stages, round = kt / Stages;
       s.full[st].wait(ctx, round & 1);
-      // 128-byte rows of 64 k, 8-row atoms 1024 bytes apart; this warpgroup's 64 rows of A start 8 KiB in.
-      const auto da = mma::smem_descriptor::of(ctx, a_stage(stage0, st) + c * 64 * 128, mma::wgmma_swizzle::b128, 16, 1024);
-      const auto db = mma::smem_descriptor::of(ctx, b_stage(stage0, st), mma::wgmma_swizzle::b128, 16, 1024);
+      // This warpgroup's 64 rows of A, every column of B.
+      const auto da = descriptor<a_k_major>(ctx, a_stage(stage0, st), 64 * c);
+      const auto db = descriptor<b_k_major>(ctx, b_stage(stage0, st), 0);
       mma::wgmma_fence(ctx);
       STRATA_UNROLL
-      for (int k = 0; k < tile_k / 16; ++k) atom::mma_async(ctx, da.advanced(32 * k), db.advanced(32 * k), acc);
+      for (int k = 0; k < tile_k / 16; ++k)
+        atom::mma_async(ctx, da.advanced(k_step_bytes(a_k_major) * k), db.advanced(k_step_bytes(b_k_major) * k), acc);
       mma::wgmma_commit(ctx);
       // The previous stage's wgmmas are done: its buffer goes back to the producer.
       mma::wgmma_wait<1>(ctx, acc);
