@@ -6,7 +6,7 @@
 //                     [--kernel entry|sm90]
 //
 // --kernel sm90: time the Hopper kernel (ops/gemm/sm90_kernel.hpp: TMA, wgmma, warp-specialized,
-// 128 x 256 tiles) directly instead of strata::gemm, which does not pick it yet; an sm_90 GPU and a
+// 128 x 256 tiles, a persistent grid of one block per SM) directly instead of strata::gemm, which does not pick it yet; an sm_90 GPU and a
 // build for sm_90a only. The grouped MoE case stays on strata::gemm's grouped entry.
 //
 // Layout: the one LLM layers use, D[M, N] = A[M, K] * W[N, K]^T (A row-major, B column-major, D
@@ -275,7 +275,8 @@ int main(int argc, char** argv) {
           using K = sg::sm90_kernel<T, 256, E>;
           const auto p = K::make_params({m, n, k, 1}, {static_cast<const T*>(A.data), k, sg::layout::row_major},
                                         {static_cast<const T*>(B.data), k, sg::layout::col_major},
-                                        {static_cast<T*>(const_cast<void*>(D.data)), n, sg::layout::row_major}, E::make_params({.alpha = 1.f}, {}, {}));
+                                        {static_cast<T*>(const_cast<void*>(D.data)), n, sg::layout::row_major}, E::make_params({.alpha = 1.f}, {}, {}),
+                                        prop.multiProcessorCount);  // a persistent grid, one block per SM
           return median_seconds(st, a.reps, [&] { strata::launch(s, K::launch_shape_of(p), K{}, p); });
         };
         t_s = bf ? run_sm90(strata::bf16{}) : run_sm90(strata::f16{});

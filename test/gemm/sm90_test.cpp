@@ -21,6 +21,7 @@ struct sm90_case {
   float alpha = 1.f, beta = 0.f;
   std::uint64_t seed = 1;
   bool random_schedule = false;
+  int units = 0;  // > 0: a persistent grid of this many blocks
 };
 
 template <class Kernel>
@@ -28,7 +29,7 @@ void check_sm90(const sm90_case& c) {
   using T = typename Kernel::ta;
   using TD = typename Kernel::td;
   using Epi = typename Kernel::epilogue_type;
-  INFO(sg::name_of(Kernel::orders) << " " << c.m << "x" << c.n << "x" << c.k << " batch " << c.batch << " pad " << c.pad << " D "
+  INFO(sg::name_of(Kernel::orders) << " " << c.m << "x" << c.n << "x" << c.k << " units " << c.units << " batch " << c.batch << " pad " << c.pad << " D "
            << (c.d == sg::layout::row_major ? "row" : "col") << " beta " << c.beta << " seed " << c.seed);
   using strata::emulator::schedule;
   strata::stream s = c.random_schedule ? strata::stream(strata::emulator::options{.workers = 2, .order = schedule::random, .seed = c.seed})
@@ -52,7 +53,8 @@ void check_sm90(const sm90_case& c) {
   const auto epp = Epi::make_params({.alpha = c.alpha, .beta = c.beta, .c = cref}, {});
   const sg::problem pr{c.m, c.n, c.k, c.batch};
   const auto p = Kernel::make_params(pr, {da.data(), lda, la, (long long)sa}, {db.data(), ldb, lb, (long long)sb},
-                                     {dd.data(), ldd, c.d, (long long)sd}, epp);
+                                     {dd.data(), ldd, c.d, (long long)sd}, epp, c.units);
+  if (c.units > 0) REQUIRE(Kernel::launch_shape_of(p).grid.x == std::min<long long>(c.units, p.work));
   strata::launch(s, Kernel::launch_shape_of(p), Kernel{}, p);
   const auto out = to_host(s, dd);
   const double tol = sg::reference::tolerance(c.k, mantissa_bits<TD>(), false, false);
@@ -114,6 +116,16 @@ TEST_CASE("Hopper GEMM in every pair of operand orders (M- and N-major operands 
   check_sm90<TT>({.m = 64, .n = 16, .k = 520, .seed = 35});
   check_sm90<TN>({.m = 150, .n = 129, .k = 100, .beta = 0.5f, .seed = 36});
   check_sm90<TN>({.m = 1, .n = 1, .k = 1, .seed = 37});
+}
+
+TEST_CASE("Hopper GEMM on a persistent grid: the stage ring runs on across a block's tiles", "[gemm][sm90]") {
+  using K = sg::sm90_kernel<bf16, 128, chain<bf16, bf16>, 3>;
+  using NN = sg::sm90_kernel<f16, 64, chain<f16, f16>, 2, sg::operand_orders::a_row_b_row>;
+  check_sm90<K>({.m = 300, .n = 400, .k = 200, .beta = 0.5f, .seed = 41, .units = 3});   // 12 tiles, 4 K steps
+  check_sm90<K>({.m = 257, .n = 129, .k = 64, .batch = 3, .seed = 42, .units = 1});      // 18 items in one block
+  check_sm90<K>({.m = 128, .n = 256, .k = 0, .beta = 1.f, .seed = 43, .units = 2});      // K = 0, no stage used
+  check_sm90<NN>({.m = 200, .n = 200, .k = 136, .seed = 44, .random_schedule = true, .units = 5});
+  check_sm90<K>({.m = 130, .n = 130, .k = 72, .seed = 45, .units = 100});                // more units than tiles
 }
 
 TEST_CASE("Hopper GEMM make_params names what TMA cannot read", "[gemm][sm90][negative]") {

@@ -8,7 +8,7 @@
 //   const auto p = K::make_params({m, n, k, batch}, a, b, d, ep);   // builds the two tensor maps
 //   strata::launch(stream, K::launch_shape_of(p), K{}, p);
 //
-// One block computes one 128 x TileN output tile over K in steps of 64 with three warpgroups
+// A block computes 128 x TileN output tiles over K in steps of 64 with three warpgroups
 // (gemm-forensic.md, section 6.2, the shape CUTLASS's and ThunderKittens' Hopper kernels use):
 //   - warpgroup 0, the producer, gives registers back (setmaxnreg 40); one of its threads waits for a
 //     free stage ("empty" barrier), announces the stage's bytes and issues the TMA loads (A: 128 x 64,
@@ -23,10 +23,13 @@
 //   - the epilogue applies the chain per element from the accumulator map and writes D (any layout,
 //     M / N edges tested).
 // Stages buffers of (128 + TileN) x 64 elements: 4 x 48 KiB for TileN = 256, within the 227 KiB a
-// block may have. K = 0 writes epilogue(0).
+// block may have. K = 0 writes epilogue(0). With make_params's `units` (the SM count) the grid is
+// persistent: block b takes tiles b, b + units, ... (in the tile order's sequence, batch entries
+// after one another), and the stage ring runs on across them, so the next tile's loads overlap this
+// tile's epilogue.
 //
-// Not yet (issue 36): a persistent grid with epilogue overlap, clusters with TMA multicast, the TMA-
-// store epilogue through shared memory, fp8, split-K and stream-K, grouped GEMM. strata::gemm does not pick this kernel yet: it has not run on a GPU (docs/gemm.md).
+// Not yet (issue 36): ping-pong consumers (one's epilogue under the other's wgmmas), clusters with TMA
+// multicast, the TMA-store epilogue through shared memory, fp8, split-K and stream-K, grouped GEMM. strata::gemm does not pick this kernel yet: it has not run on a GPU (docs/gemm.md).
 #pragma once
 
 #include <cstddef>
@@ -90,15 +93,21 @@ struct sm90_kernel {
     copy::tensor_map a, b;  // A (batch, m, k), B (batch, n, k); K innermost
     operand<td> d;
     Order order;
-    long long tiles = 0;
+    long long tiles = 0;    // output tiles per batch entry
+    long long work = 0;     // tiles x batch entries
+    int blocks = 0;         // blocks launched; each takes work items b, b + blocks, b + 2 blocks, ...
     int k_tiles = 0;
     typename Epilogue::params epilogue;
   };
 
   /// Params for A (m x k) and B (k x n) in the kernel's orders: both read by TMA, so their bases must
   /// be 16-byte aligned and lda, ldb and the batch strides multiples of 8 elements.
+  ///
+  /// `units`: blocks to launch, each looping over output tiles (a persistent grid: the SM count); 0 or
+  /// at least the tile count gives one block per tile. The stage ring runs on across a block's tiles,
+  /// so the producer loads the next tile while the consumers run the previous one's epilogue.
   static params make_params(const problem& pr, operand<const T> a, operand<const T> b, operand<td> d,
-                            const typename Epilogue::params& ep) {
+                            const typename Epilogue::params& ep, int units = 0) {
     const char* op = "strata::ops::gemm::sm90_kernel::make_params";
     if ((a.order == layout::row_major) != a_k_major)
       throw invalid_argument(op, "a", std::string("must be ") + (a_k_major ? "row" : "column") + "-major: this kernel is compiled for operand_orders::" + name_of(Orders));
@@ -119,6 +128,8 @@ struct sm90_kernel {
     const auto op_ = order::gemm_problem(pr.m, pr.n, pr.k, tile_m, tile_n, tile_k, int(sizeof(T)), arch::sm90a::chiplets);
     p.order = Order(op_);
     p.tiles = op_.tiles();
+    p.work = p.tiles * pr.batch;
+    p.blocks = int(units > 0 && units < p.work ? units : p.work);
     p.k_tiles = (pr.k + tile_k - 1) / tile_k;
     p.epilogue = ep;
     if (pr.m > 0 && pr.n > 0 && pr.k > 0) {
@@ -128,9 +139,9 @@ struct sm90_kernel {
     return p;
   }
 
-  /// One block per (tile, batch entry).
+  /// params::blocks blocks (at least one).
   static launch_shape launch_shape_of(const params& p) {
-    return launch_shape{.grid = dims(int(p.tiles > 0 ? p.tiles : 1), 1, p.size.batch), .block = dims(threads),
+    return launch_shape{.grid = dims(p.blocks > 0 ? p.blocks : 1), .block = dims(threads),
                         .dynamic_shared_bytes = dynamic_shared_bytes};
   }
 
@@ -156,18 +167,23 @@ struct sm90_kernel {
         s.empty[i].init(ctx, consumers);
       }
     ctx.block().sync();
-    const dims blk = ctx.block().index();
-    const order::tile t = p.order(blk.x);
-    const int batch = int(blk.z);
-    const int m0 = int(t.m) * tile_m, n0 = int(t.n) * tile_n;
     const int group = ctx.warpgroup().index();
     if (group == 0) {
       arch::decrease_registers<producer_registers>(ctx);
-      if (ctx.warpgroup().thread_rank() == 0) produce(ctx, p, s, stage0, m0, n0, batch);
+      if (ctx.warpgroup().thread_rank() == 0) produce(ctx, p, s, stage0);
     } else {
       arch::increase_registers<consumer_registers>(ctx);
-      consume(ctx, p, s, stage0, group - 1, m0, n0, batch);
+      consume(ctx, p, s, stage0, group - 1);
     }
+  }
+
+  /// The output tile and batch entry of work item w.
+  struct work_item {
+    int m0, n0, batch;
+  };
+  STRATA_HOST_DEVICE static work_item item(const params& p, long long w) {
+    const order::tile t = p.order(w % p.tiles);
+    return {int(t.m) * tile_m, int(t.n) * tile_n, int(w / p.tiles)};
   }
 
   /// The tensor map of an operand with `rows` rows of M or N and k of K. K-major: boxes of box_rows x 64
@@ -193,17 +209,21 @@ struct sm90_kernel {
   STRATA_HOST_DEVICE static unsigned char* a_stage(unsigned char* stage0, int st) { return stage0 + std::size_t(st) * stage_bytes; }
   STRATA_HOST_DEVICE static unsigned char* b_stage(unsigned char* stage0, int st) { return a_stage(stage0, st) + a_stage_bytes; }
 
-  /// The producer thread: stage kt % Stages of round kt / Stages, once the consumers released the
-  /// previous round's use of it (the first round's wait passes at once).
+  /// The producer thread: the block's K steps, tile after tile, numbered `it` across tiles: stage
+  /// it % Stages of round it / Stages, once the consumers released the previous round's use of it
+  /// (the first round's wait passes at once).
   template <class Ctx>
-  STRATA_HOST_DEVICE void produce(Ctx& ctx, const params& p, shared_storage& s, unsigned char* stage0, int m0, int n0,
-                                  int batch) const {
-    for (int kt = 0; kt < p.k_tiles; ++kt) {
-      const int st = kt % Stages, round = kt / Stages;
-      s.empty[st].wait(ctx, (round & 1) ^ 1);
-      s.full[st].arrive_expect_tx(ctx, std::uint32_t(stage_bytes));
-      load_operand<a_k_major, tile_m>(ctx, a_stage(stage0, st), p.a, s.full[st], kt * tile_k, m0, batch);
-      load_operand<b_k_major, tile_n>(ctx, b_stage(stage0, st), p.b, s.full[st], kt * tile_k, n0, batch);
+  STRATA_HOST_DEVICE void produce(Ctx& ctx, const params& p, shared_storage& s, unsigned char* stage0) const {
+    unsigned it = 0;
+    for (long long w = ctx.block().rank(); w < p.work; w += p.blocks) {
+      const work_item x = item(p, w);
+      for (int kt = 0; kt < p.k_tiles; ++kt, ++it) {
+        const int st = int(it % Stages), round = int(it / Stages);
+        s.empty[st].wait(ctx, (round & 1) ^ 1);
+        s.full[st].arrive_expect_tx(ctx, std::uint32_t(stage_bytes));
+        load_operand<a_k_major, tile_m>(ctx, a_stage(stage0, st), p.a, s.full[st], kt * tile_k, x.m0, x.batch);
+        load_operand<b_k_major, tile_n>(ctx, b_stage(stage0, st), p.b, s.full[st], kt * tile_k, x.n0, x.batch);
+      }
     }
   }
 
@@ -233,14 +253,27 @@ struct sm90_kernel {
 
   /// Consumer warpgroup c: rows 64c .. 64c + 63 of the tile, all TileN columns.
   template <class Ctx>
-  STRATA_HOST_DEVICE void consume(Ctx& ctx, const params& p, shared_storage& s, unsigned char* stage0, int c, int m0,
-                                  int n0, int batch) const {
-    typename atom::c_fragment acc;
-    STRATA_UNROLL
-    for (int v = 0; v < atom::c_values; ++v) acc[v] = 0.f;
+  STRATA_HOST_DEVICE void consume(Ctx& ctx, const params& p, shared_storage& s, unsigned char* stage0, int c) const {
     const bool leader = ctx.warpgroup().thread_rank() == 0;
-    for (int kt = 0; kt < p.k_tiles; ++kt) {
-      const int st = kt % Stages, round = kt / Stages;
+    unsigned it = 0;
+    for (long long w = ctx.block().rank(); w < p.work; w += p.blocks) {
+      const work_item x = item(p, w);
+      typename atom::c_fragment acc;
+      STRATA_UNROLL
+      for (int v = 0; v < atom::c_values; ++v) acc[v] = 0.f;
+      it = mainloop(ctx, p, s, stage0, c, leader, it, acc);
+      store(ctx, p, c, x.m0, x.n0, x.batch, acc);
+    }
+  }
+
+  /// One tile's K steps from ring position `it` on; returns the position after them. Every stage this
+  /// tile used is released on return (the last one after the final wait), so the producer may refill
+  /// it with the next tile's operands while this warpgroup runs the epilogue.
+  template <class Ctx>
+  STRATA_HOST_DEVICE unsigned mainloop(Ctx& ctx, const params& p, shared_storage& s, unsigned char* stage0, int c,
+                                       bool leader, unsigned it, typename atom::c_fragment& acc) const {
+    for (int kt = 0; kt < p.k_tiles; ++kt, ++it) {
+      const int st = int(it % Stages), round = int(it / Stages);
       s.full[st].wait(ctx, round & 1);
       // This warpgroup's 64 rows of A, every column of B.
       const auto da = descriptor<a_k_major>(ctx, a_stage(stage0, st), 64 * c);
@@ -252,10 +285,11 @@ struct sm90_kernel {
       mma::wgmma_commit(ctx);
       // The previous stage's wgmmas are done: its buffer goes back to the producer.
       mma::wgmma_wait<1>(ctx, acc);
-      if (kt > 0 && leader) s.empty[(kt - 1) % Stages].arrive(ctx);
+      if (kt > 0 && leader) s.empty[(it - 1) % Stages].arrive(ctx);
     }
     mma::wgmma_wait<0>(ctx, acc);
-    store(ctx, p, c, m0, n0, batch, acc);
+    if (p.k_tiles > 0 && leader) s.empty[(it - 1) % Stages].arrive(ctx);
+    return it;
   }
 
   /// D = epilogue(acc) for the warpgroup's 64 rows, element by element; nothing past M or N.
