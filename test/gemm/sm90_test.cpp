@@ -128,6 +128,47 @@ TEST_CASE("Hopper GEMM on a persistent grid: the stage ring runs on across a blo
   check_sm90<K>({.m = 130, .n = 130, .k = 72, .seed = 45, .units = 100});                // more units than tiles
 }
 
+TEST_CASE("Hopper GEMM with e4m3 and e5m2 inputs on fp8 wgmma, dequantization scales in the epilogue", "[gemm][sm90]") {
+  // The entry's fp8 epilogue: D = bf16(alpha * a_scale[row] * b_scale[col] * (A * B) + beta * C).
+  using E = sg::detail::entry_epilogue_fp8<bf16>;
+  using K4 = sg::sm90_kernel<strata::f8_e4m3, 256, E>;
+  using K5 = sg::sm90_kernel<strata::f8_e5m2, 128, E, 3>;
+  static_assert(K4::tile_k == 128 && K4::atom::K == 32);
+  const auto run = [](auto kernel_tag, int m, int n, int k, int units, std::uint64_t seed) {
+    using K = decltype(kernel_tag);
+    using F8 = typename K::ta;
+    INFO("fp8 " << m << "x" << n << "x" << k << " units " << units);
+    strata::stream s;
+    const long long ld = (k + 15) / 16 * 16;
+    const auto ha = random_values<F8>(std::size_t(m) * ld, seed), hb = random_values<F8>(std::size_t(n) * ld, seed + 1);
+    const auto sa = random_values<float>(std::size_t(m), seed + 2), sb = random_values<float>(std::size_t(n), seed + 3);
+    auto da = to_device(s, ha);
+    auto db = to_device(s, hb);
+    auto dsa = to_device(s, sa);
+    auto dsb = to_device(s, sb);
+    auto dd = poisoned<bf16>(s, std::size_t(m) * n, bf16(NAN));
+    const auto epp = E::make_params({.a = dsa.data(), .b = dsb.data(), .a_stride = 1, .b_stride = 1}, {.alpha = 2.f}, {}, {});
+    const auto p = K::make_params({m, n, k, 1}, {da.data(), ld, sg::layout::row_major}, {db.data(), ld, sg::layout::col_major},
+                                  {dd.data(), n, sg::layout::row_major}, epp, units);
+    strata::launch(s, K::launch_shape_of(p), K{}, p);
+    const auto out = to_host(s, dd);
+    const auto ref = sg::reference::product(m, n, k, ha.data(), ld, sg::layout::row_major, hb.data(), ld, sg::layout::col_major);
+    const double tol = sg::reference::tolerance(k, mantissa_bits<bf16>(), false, false);
+    for (int r = 0; r < m; ++r)
+      for (int c = 0; c < n; ++c) {
+        const double want = 2.0 * sa[r] * sb[c] * ref[std::size_t(r) * n + c];
+        const double got = as_double(out[std::size_t(r) * n + c]);
+        const double scale = std::max({std::abs(want), 2.0 * std::abs(sa[r] * sb[c]) * std::max(1, k) * 0.25, 1e-3});
+        INFO("D(" << r << ", " << c << ") = " << got << ", want " << want);
+        REQUIRE(std::abs(got - want) / scale <= tol);
+      }
+  };
+  run(K4{}, 200, 300, 264, 0, 51);  // K: 2 full steps of 128 and a zero-filled partial one
+  run(K4{}, 128, 256, 128, 1, 52);
+  run(K5{}, 150, 129, 520, 2, 53);  // 5 K steps over 3 stages, persistent
+  run(K5{}, 1, 1, 16, 0, 54);
+}
+
 TEST_CASE("Hopper GEMM make_params names what TMA cannot read", "[gemm][sm90][negative]") {
   using K = sg::sm90_kernel<bf16, 128, chain<bf16, bf16>>;
   strata::device_buffer<bf16> a(4096), b(4096), d(4096);

@@ -42,9 +42,10 @@ struct tile_layout {
   int per_row() const { return w() / bytes; }  // elements in one W-byte row
   std::uint32_t offset(int mn, int k) const {
     if (major == wgmma_major::k) {
-      if (sw == wgmma_swizzle::none) {  // core matrix (mn / 8, k / 8), column of core matrices after column
-        const int core = (k / 8) * (rows / 8) + mn / 8;
-        return std::uint32_t(core * 128 + (mn % 8) * 16 + (k % 8) * bytes);
+      if (sw == wgmma_swizzle::none) {  // core matrix (mn / 8, k / t) of 8 rows x 16 bytes, column after column
+        const int t = 16 / bytes;
+        const int core = (k / t) * (rows / 8) + mn / 8;
+        return std::uint32_t(core * 128 + (mn % 8) * 16 + (k % t) * bytes);
       }
       // Column block k / per_row of all rows, then 8-row atoms of 8 * W bytes.
       const int block = k / per_row();
@@ -66,14 +67,14 @@ struct tile_layout {
     if (major == wgmma_major::k) return sw == wgmma_swizzle::none ? 128u : std::uint32_t(8 * w());
     return sw == wgmma_swizzle::none ? 128u : std::uint32_t(rows / per_row() * 8 * w());
   }
-  /// Start of k16 step s from the tile's start.
-  std::uint32_t step(int s) const {
+  /// Start of the wgmma step s (atom_k elements of K per step) from the tile's start.
+  std::uint32_t step(int s, int atom_k) const {
+    const int k = atom_k * s;
     if (major == wgmma_major::k) {
-      if (sw == wgmma_swizzle::none) return std::uint32_t(2 * s) * lbo();
-      const int k = 16 * s;
+      if (sw == wgmma_swizzle::none) return std::uint32_t(k / (16 / bytes)) * lbo();
       return std::uint32_t((k / per_row()) * rows * w() + (k % per_row()) * bytes);
     }
-    return std::uint32_t(2 * s) * (sw == wgmma_swizzle::none ? lbo() : sbo());
+    return std::uint32_t(k / 8) * (sw == wgmma_swizzle::none ? lbo() : sbo());
   }
   std::size_t size() const { return std::size_t(rows) * cols * bytes; }
 };
@@ -120,6 +121,13 @@ struct wgmma_kernel {
     const tile_layout lb{b_written, Sw, N, p.k, int(sizeof(T))};
     const T* a = p.a + instance * M * p.k;
     const T* b = p.b + instance * p.k * N;
+    // Element (r, k) of a rows x K tile in 128-byte rows of K, column block by column block, through
+    // strata::swizzle (16-byte units: 8 elements of 2 bytes, 16 of 1).
+    const auto stage_index = [](int rows, int r, int k) {
+      constexpr int per_row = 128 / int(sizeof(T));
+      using sw = strata::swizzle<3, sizeof(T) == 2 ? 3 : 4, 3>;
+      return std::uint32_t(sw{}((k / per_row) * rows * per_row + r * per_row + k % per_row));
+    };
     // Shared addresses as the descriptors see them: from the start of the block's shared memory.
     const auto base = [&](const unsigned char* q) {
       return std::uint32_t(q - reinterpret_cast<unsigned char*>(ctx.template dynamic_shared<unsigned char>()));
@@ -128,9 +136,8 @@ struct wgmma_kernel {
       const int m = e / p.k, k = e % p.k;
       std::uint32_t at;
       if (p.strata_swizzle) {
-        // Rows of 64 elements (128 bytes), 16-byte units swizzled by the row: the GEMM's stage tiles.
-        static_assert(sizeof(T) == 2);
-        at = base(sa) + std::uint32_t(strata::swizzle<3, 3, 3>{}((k / 64) * M * 64 + m * 64 + k % 64)) * 2;
+        // Rows of 128 bytes, 16-byte units swizzled by the row: the GEMM's stage tiles.
+        at = base(sa) + stage_index(M, m, k) * std::uint32_t(sizeof(T));
       } else {
         at = swizzled(base(sa) + la.offset(m, k), Sw);
       }
@@ -139,7 +146,7 @@ struct wgmma_kernel {
     for (int e = tid; e < N * p.k; e += 128) {
       const int n = e / p.k, k = e % p.k;
       std::uint32_t at;
-      if (p.strata_swizzle) at = base(sb) + std::uint32_t(strata::swizzle<3, 3, 3>{}((k / 64) * N * 64 + n * 64 + k % 64)) * 2;
+      if (p.strata_swizzle) at = base(sb) + stage_index(N, n, k) * std::uint32_t(sizeof(T));
       else at = swizzled(base(sb) + lb.offset(n, k), Sw);
       std::memcpy(ctx.template dynamic_shared<unsigned char>() + at, &b[k * N + n], sizeof(T));
     }
@@ -154,9 +161,9 @@ struct wgmma_kernel {
     }
     if (p.wrong != misuse::no_fence) mma::wgmma_fence(ctx);
     const tile_layout& ka = la;
-    for (int s = 0; s < p.k / 16; ++s) {
-      auto da = mma::smem_descriptor::of(ctx, sa + ka.step(s), Sw, la.lbo(), la.sbo());
-      const auto db = mma::smem_descriptor::of(ctx, sb + lb.step(s), Sw, lb.lbo(), lb.sbo());
+    for (int s = 0; s < p.k / Atom::K; ++s) {
+      auto da = mma::smem_descriptor::of(ctx, sa + ka.step(s, Atom::K), Sw, la.lbo(), la.sbo());
+      const auto db = mma::smem_descriptor::of(ctx, sb + lb.step(s, Atom::K), Sw, lb.lbo(), lb.sbo());
       if (p.wrong == misuse::different_descriptors && tid == 77) da = da.advanced(16);
       Atom::mma_async(ctx, da, db, acc, s > 0 || p.accumulate);
     }
@@ -267,6 +274,16 @@ TEST_CASE("wgmma m64nNk16 f16 and bf16 at N 16 to 256, several warpgroups and bl
   REQUIRE(run_wgmma<mma::sm90_64xNx16<f16, 16>, wgmma_swizzle::b32>(16, true, 2, 2, 122).matches);
   REQUIRE(run_wgmma<bf16_atom<64>, wgmma_swizzle::b128>(128, true, 2, 1, 123).matches);
   REQUIRE(run_wgmma<bf16_atom<192>, wgmma_swizzle::b64>(32, false, 1, 2, 124).matches);
+}
+
+TEST_CASE("wgmma m64nNk32 with e4m3 and e5m2 operands, K-major, every swizzle mode", "[mma][wgmma]") {
+  using f8_e4m3 = strata::f8_e4m3;
+  using f8_e5m2 = strata::f8_e5m2;
+  REQUIRE(run_wgmma<mma::sm90_64xNx32<f8_e4m3, 128>, wgmma_swizzle::b128>(128, true, 1, 1, 151).matches);
+  REQUIRE(run_wgmma<mma::sm90_64xNx32<f8_e5m2, 256>, wgmma_swizzle::b64>(64, false, 1, 1, 152).matches);
+  REQUIRE(run_wgmma<mma::sm90_64xNx32<f8_e4m3, 64>, wgmma_swizzle::b32>(96, true, 2, 1, 153).matches);
+  REQUIRE(run_wgmma<mma::sm90_64xNx32<f8_e5m2, 16>, wgmma_swizzle::none>(64, true, 1, 2, 154).matches);
+  REQUIRE(run_wgmma<mma::sm90_64xNx32<f8_e4m3, 128>, wgmma_swizzle::b128>(256, false, 1, 1, 155, misuse::none, true).matches);
 }
 
 TEST_CASE("wgmma reads a 128-byte swizzled K-major tile laid out by strata::swizzle<3, 3, 3>", "[mma][wgmma]") {

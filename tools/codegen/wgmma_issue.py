@@ -1,45 +1,74 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-"""Writes include/strata/mma/detail/wgmma_issue.hpp: the inline PTX of wgmma.mma_async (SS form, f32
-accumulators, f16 / bf16 operands) for each N the atom offers. An asm statement names every accumulator
-register as its own operand (up to 128 for N = 256), so the text is generated rather than typed.
+"""Writes include/strata/mma/detail/wgmma_issue.hpp: the inline PTX of wgmma.mma_async (both operands
+from shared-memory descriptors, f32 accumulators) for each N the atoms offer: m64nNk16 with f16 / bf16
+operands (imm-trans-a / -b operands) and m64nNk32 with e4m3 / e5m2 operands (K-major only, no imm-trans).
+An asm statement names every accumulator register as its own operand (up to 128 for N = 256), so the
+register and operand lists are generated, once per N, as macros the type variants share.
 
     python3 tools/codegen/wgmma_issue.py > include/strata/mma/detail/wgmma_issue.hpp
 """
 NS = [16, 32, 64, 128, 192, 256]
+F16 = [("bf16", "bf16", "bf16"), ("f16", "f16", "f16")]
+F8 = [("f8_e4m3", "e4m3", "e4m3"), ("f8_e5m2", "e5m2", "e5m2")]
+
+
+def regs(r):
+    lines = []
+    for j in range(0, r, 16):
+        part = ", ".join(f"%{i}" for i in range(j, min(j + 16, r)))
+        lines.append(part + (", " if j + 16 < r else ""))
+    return '"{" \\\n  "' + '" \\\n  "'.join(lines) + '}"'
+
+
+def outs(r):
+    return ", \\\n  ".join(", ".join(f'"+f"(d[{i}])' for i in range(j, min(j + 8, r))) for j in range(0, r, 8))
 
 
 def block(n):
     r = n // 2
-    regs = '"\n                   "'.join(", ".join(f"%{i}" for i in range(j, min(j + 16, r))) + (", " if j + 16 < r else "")
-                                        for j in range(0, r, 16))
-    outs = ",\n                     ".join(", ".join(f'"+f"(d[{i}])' for i in range(j, min(j + 8, r)))
-                                          for j in range(0, r, 8))
     a, b, sc, ta, tb = r, r + 1, r + 2, r + 3, r + 4
-    lines = [f"template <>", f"struct wgmma_issue<{n}> {{",
-             f"  template <class AB, int TransA, int TransB>",
-             f"  STRATA_DEVICE static void run(float (&d)[{r}], std::uint64_t a, std::uint64_t b, int scale_d) {{",
-             "#if STRATA_CUDA_DEVICE_PASS"]
-    for ty, cond in (("bf16", "if constexpr (std::is_same_v<AB, bf16>)"), ("f16", "else")):
-        lines += [f"    {cond}",
-                  f'      asm volatile("{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{sc}, 0;\\n"',
-                  f'                   "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ty}.{ty} "',
-                  f'                   "{{{regs}}}, "',
-                  f'                   "%{a}, %{b}, p, 1, 1, %{ta}, %{tb};\\n}}\\n"',
-                  f'                   : {outs}',
-                  f'                   : "l"(a), "l"(b), "r"(scale_d), "n"(TransA), "n"(TransB));']
-    lines += ["#else", "    (void)d, (void)a, (void)b, (void)scale_d;", "#endif", "  }", "};", ""]
-    return "\n".join(lines)
+    out = [f"#define STRATA_WGMMA_REGS_{n} {regs(r)}", f"#define STRATA_WGMMA_OUTS_{n} \\\n  {outs(r)}", "",
+           "template <>", f"struct wgmma_issue<{n}> {{",
+           "  /// m64nNk16, f16 / bf16 (AB), imm-trans-a / -b = TransA / TransB.",
+           "  template <class AB, int TransA, int TransB>",
+           f"  STRATA_DEVICE static void run(float (&d)[{r}], std::uint64_t a, std::uint64_t b, int scale_d) {{",
+           "#if STRATA_CUDA_DEVICE_PASS"]
+    for i, (cpp, pa, pb) in enumerate(F16):
+        cond = f"if constexpr (std::is_same_v<AB, {cpp}>)" if i == 0 else "else"
+        out += [f"    {cond}",
+                f'      asm volatile("{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{sc}, 0;\\n"',
+                f'                   "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{pa}.{pb} " STRATA_WGMMA_REGS_{n}',
+                f'                   ", %{a}, %{b}, p, 1, 1, %{ta}, %{tb};\\n}}\\n"',
+                f'                   : STRATA_WGMMA_OUTS_{n}',
+                f'                   : "l"(a), "l"(b), "r"(scale_d), "n"(TransA), "n"(TransB));']
+    out += ["#else", "    (void)d, (void)a, (void)b, (void)scale_d;", "#endif", "  }", "",
+            "  /// m64nNk32, e4m3 or e5m2 (both operands the same type), K-major.",
+            "  template <class F8>",
+            f"  STRATA_DEVICE static void run_f8(float (&d)[{r}], std::uint64_t a, std::uint64_t b, int scale_d) {{",
+            "#if STRATA_CUDA_DEVICE_PASS"]
+    for i, (cpp, pa, pb) in enumerate(F8):
+        cond = f"if constexpr (std::is_same_v<F8, {cpp}>)" if i == 0 else "else"
+        out += [f"    {cond}",
+                f'      asm volatile("{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{sc}, 0;\\n"',
+                f'                   "wgmma.mma_async.sync.aligned.m64n{n}k32.f32.{pa}.{pb} " STRATA_WGMMA_REGS_{n}',
+                f'                   ", %{a}, %{b}, p, 1, 1;\\n}}\\n"',
+                f'                   : STRATA_WGMMA_OUTS_{n}',
+                f'                   : "l"(a), "l"(b), "r"(scale_d));']
+    out += ["#else", "    (void)d, (void)a, (void)b, (void)scale_d;", "#endif", "  }", "};",
+            f"#undef STRATA_WGMMA_REGS_{n}", f"#undef STRATA_WGMMA_OUTS_{n}", ""]
+    return "\n".join(out)
 
 
 def main():
     print("""// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/mma/detail/wgmma_issue.hpp -- GENERATED by tools/codegen/wgmma_issue.py; do not edit.
 //
-// wgmma.mma_async.sync.aligned.m64nNk16.f32.{bf16,f16} with both operands from shared-memory
-// descriptors (PTX ISA 9.7.15.5.2): d = a * b + (scale_d ? d : 0), imm-scale-a = imm-scale-b = 1,
-// imm-trans-a / imm-trans-b = TransA / TransB (1: the operand is M- / N-major in shared memory).
-// Each accumulator register is its own "+f" operand, in the order of the instruction's d list.
+// wgmma.mma_async.sync.aligned with both operands from shared-memory descriptors (PTX ISA 9.7.15.5.2):
+// d = a * b + (scale_d ? d : 0), imm-scale-a = imm-scale-b = 1. m64nNk16 .f32.{bf16,f16} takes
+// imm-trans-a / imm-trans-b (TransA / TransB: 1 reads the operand M- / N-major); m64nNk32
+// .f32.{e4m3,e5m2} reads both K-major. Each accumulator register is its own "+f" operand, in the
+// order of the instruction's d list.
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/mma/wgmma.hpp -- Hopper warpgroup MMA: wgmma.mma_async with both operands in shared memory
-// (sm_90a, atom_family::wgmma), f16 or bf16 inputs, f32 accumulators.
+// (sm_90a, atom_family::wgmma), f16 or bf16 (m64nNk16) or OCP fp8 (m64nNk32) inputs, f32 accumulators.
 //
 //   using atom = mma::sm90_64xNx16<bf16, 128>;   // D (64 x 128) = A (64 x 16) * B (16 x 128) + D
 //   const auto da = mma::smem_descriptor::of(ctx, a_stage, mma::wgmma_swizzle::b128, 16, 1024);
@@ -183,19 +183,26 @@ const void* wgmma_current(const Thread& t, const void* acc) {
 
 }  // namespace detail
 
-/// D (64 x N, f32) = A (64 x 16) * B (16 x N) + D, AB = f16 or bf16, N a multiple of 16 that the
-/// device code covers (16, 32, 64, 128, 192, 256). MajorA / MajorB: the operands' order in shared
-/// memory (wgmma_major).
+/// D (64 x N, f32) = A (64 x K) * B (K x N) + D with both operands in shared memory: K = 16 for f16 /
+/// bf16, 32 for OCP fp8 (f8_e4m3 / f8_e5m2; K-major only, as PTX has it), N one that the device code
+/// covers (16, 32, 64, 128, 192, 256). MajorA / MajorB: the operands' order in shared memory
+/// (wgmma_major). Named by its shapes below: sm90_64xNx16 and sm90_64xNx32.
 template <class AB, int Cols, wgmma_major MajorA = wgmma_major::k, wgmma_major MajorB = wgmma_major::k>
-struct sm90_64xNx16 {
-  static_assert(std::is_same_v<AB, f16> || std::is_same_v<AB, bf16>, "wgmma m64nNk16 takes f16 or bf16 operands here");
-  static_assert(detail::wgmma_issue_has_n<Cols>, "wgmma m64nNk16: N must be 16, 32, 64, 128, 192 or 256");
-  static constexpr int M = 64, N = Cols, K = 16;
+struct sm90_wgmma_ss {
+  static constexpr bool fp8 = std::is_same_v<AB, f8_e4m3> || std::is_same_v<AB, f8_e5m2>;
+  static_assert(std::is_same_v<AB, f16> || std::is_same_v<AB, bf16> || fp8,
+                "wgmma from shared memory takes f16, bf16, f8_e4m3 or f8_e5m2 operands here");
+  static_assert(!fp8 || (MajorA == wgmma_major::k && MajorB == wgmma_major::k),
+                "wgmma with fp8 operands reads both K-major (PTX has no imm-trans for 8-bit types)");
+  static_assert(detail::wgmma_issue_has_n<Cols>, "wgmma: N must be 16, 32, 64, 128, 192 or 256");
+  static constexpr int M = 64, N = Cols, K = fp8 ? 32 : 16;
   static constexpr int group_threads = 128;
   static constexpr int c_values = N / 2;
   static constexpr wgmma_major major_a = MajorA, major_b = MajorB;
-  static constexpr const char* name = std::is_same_v<AB, f16> ? "wgmma.mma_async.sync.aligned.m64nNk16.f32.f16.f16"
-                                                               : "wgmma.mma_async.sync.aligned.m64nNk16.f32.bf16.bf16";
+  static constexpr const char* name = std::is_same_v<AB, f16>    ? "wgmma.mma_async.sync.aligned.m64nNk16.f32.f16.f16"
+                                     : std::is_same_v<AB, bf16> ? "wgmma.mma_async.sync.aligned.m64nNk16.f32.bf16.bf16"
+                                     : std::is_same_v<AB, f8_e4m3> ? "wgmma.mma_async.sync.aligned.m64nNk32.f32.e4m3.e4m3"
+                                                                   : "wgmma.mma_async.sync.aligned.m64nNk32.f32.e5m2.e5m2";
   using a_type = AB;
   using b_type = AB;
   using c_type = float;
@@ -248,7 +255,8 @@ struct sm90_64xNx16 {
 #if STRATA_CUDA_DEVICE_PASS
       static_assert(available_on<arch::current>, "wgmma: this pass compiles for a GPU without it (sm_90a only)");
 #endif
-      detail::wgmma_issue<N>::template run<AB, int(MajorA), int(MajorB)>(d.v, a.bits, b.bits, accumulate ? 1 : 0);
+      if constexpr (fp8) detail::wgmma_issue<N>::template run_f8<AB>(d.v, a.bits, b.bits, accumulate ? 1 : 0);
+      else detail::wgmma_issue<N>::template run<AB, int(MajorA), int(MajorB)>(d.v, a.bits, b.bits, accumulate ? 1 : 0);
     }
   }
 
@@ -328,6 +336,14 @@ struct sm90_64xNx16 {
   }
 #endif
 };
+
+/// wgmma m64nNk16 with f16 or bf16 operands.
+template <class AB, int Cols, wgmma_major MajorA = wgmma_major::k, wgmma_major MajorB = wgmma_major::k>
+using sm90_64xNx16 = sm90_wgmma_ss<AB, Cols, MajorA, MajorB>;
+
+/// wgmma m64nNk32 with OCP fp8 operands (f8_e4m3 or f8_e5m2, the same for A and B), both K-major.
+template <class F8, int Cols>
+using sm90_64xNx32 = sm90_wgmma_ss<F8, Cols>;
 
 /// wgmma.fence: orders this thread's earlier register accesses (writes to accumulators, A fragments)
 /// before the wgmmas that follow. Needed before a warpgroup's first wgmma and after its accumulators

@@ -2,13 +2,15 @@
 // strata/ops/gemm/sm90_kernel.hpp -- the Hopper GEMM: warp-specialized, TMA loads onto mbarriers, wgmma
 // from shared memory (sm_90a). D = epilogue(A * B) for one pair of operand orders (operand_orders;
 // A row-major x B column-major, both K-major, is y = x W^T with W stored (out, in), PyTorch's Linear;
-// a_row_b_row is x W with W stored (in, out)), f16 or bf16 inputs, f32 accumulators.
+// a_row_b_row is x W with W stored (in, out)), f16 or bf16 inputs, f32 accumulators; OCP fp8 (e4m3,
+// e5m2) A row-major x B column-major on fp8 wgmma (m64nNk32, 128 K per stage), the dequantization
+// scales in the epilogue chain.
 //
 //   using K = gemm::sm90_kernel<bf16, 256, epilogue::chain<epilogue::alpha_beta<bf16>, epilogue::convert_to<bf16>>>;
 //   const auto p = K::make_params({m, n, k, batch}, a, b, d, ep);   // builds the two tensor maps
 //   strata::launch(stream, K::launch_shape_of(p), K{}, p);
 //
-// A block computes 128 x TileN output tiles over K in steps of 64 with three warpgroups
+// A block computes 128 x TileN output tiles over K in steps of tile_k (64, or 128 for fp8) with three warpgroups
 // (gemm-forensic.md, section 6.2, the shape CUTLASS's and ThunderKittens' Hopper kernels use):
 //   - warpgroup 0, the producer, gives registers back (setmaxnreg 40); one of its threads waits for a
 //     free stage ("empty" barrier), announces the stage's bytes and issues the TMA loads (A: 128 x 64,
@@ -29,7 +31,8 @@
 // tile's epilogue.
 //
 // Not yet (issue 36): ping-pong consumers (one's epilogue under the other's wgmmas), clusters with TMA
-// multicast, the TMA-store epilogue through shared memory, fp8, split-K and stream-K, grouped GEMM. strata::gemm does not pick this kernel yet: it has not run on a GPU (docs/gemm.md).
+// multicast, the TMA-store epilogue through shared memory, fp8's periodic promotion of the
+// accumulators into a second f32 sum (DeepGEMM's, for long K), split-K and stream-K, grouped GEMM. strata::gemm does not pick this kernel yet: it has not run on a GPU (docs/gemm.md).
 #pragma once
 
 #include <cstddef>
@@ -49,7 +52,11 @@ namespace strata::ops::gemm {
 template <class T, int TileN, class Epilogue, int Stages = 4, operand_orders Orders = operand_orders::a_row_b_col,
           class Order = order::default_for<arch::sm90a>>
 struct sm90_kernel {
-  static_assert(std::is_same_v<T, f16> || std::is_same_v<T, bf16>, "gemm::sm90_kernel takes f16 or bf16 inputs");
+  static constexpr bool fp8 = std::is_same_v<T, f8_e4m3> || std::is_same_v<T, f8_e5m2>;
+  static_assert(std::is_same_v<T, f16> || std::is_same_v<T, bf16> || fp8,
+                "gemm::sm90_kernel takes f16, bf16, f8_e4m3 or f8_e5m2 inputs");
+  static_assert(!fp8 || Orders == operand_orders::a_row_b_col,
+                "gemm::sm90_kernel: fp8 wgmma reads both operands K-major (A row-major, B column-major)");
   static_assert(TileN == 64 || TileN == 128 || TileN == 256, "gemm::sm90_kernel: TileN is 64, 128 or 256");
   static_assert(Stages >= 2, "gemm::sm90_kernel: at least two stages");
   static_assert(Orders != operand_orders::any, "gemm::sm90_kernel is compiled for one pair of operand orders");
@@ -59,8 +66,9 @@ struct sm90_kernel {
   static constexpr bool b_k_major = Orders == operand_orders::a_row_b_col || Orders == operand_orders::a_col_b_col;
   static constexpr operand_orders orders = Orders;
   using target = arch::sm90a;
-  using atom = mma::sm90_64xNx16<T, TileN, a_k_major ? mma::wgmma_major::k : mma::wgmma_major::mn,
-                                 b_k_major ? mma::wgmma_major::k : mma::wgmma_major::mn>;
+  using atom = std::conditional_t<fp8, mma::sm90_64xNx32<T, TileN>,
+                                  mma::sm90_64xNx16<T, TileN, a_k_major ? mma::wgmma_major::k : mma::wgmma_major::mn,
+                                                    b_k_major ? mma::wgmma_major::k : mma::wgmma_major::mn>>;
   using epilogue_type = Epilogue;
   using order_type = Order;
   using ta = T;
@@ -69,7 +77,8 @@ struct sm90_kernel {
   using td = typename Epilogue::output_type;
   static constexpr const char* name = "strata::ops::gemm::sm90_kernel";
 
-  static constexpr int tile_m = 128, tile_n = TileN, tile_k = 64, stages = Stages;
+  // tile_k: one 128-byte swizzled row of K (64 16-bit or 128 8-bit elements).
+  static constexpr int tile_m = 128, tile_n = TileN, tile_k = 128 / int(sizeof(T)), stages = Stages;
   static constexpr int consumers = 2;  // warpgroups of 64 rows each
   static constexpr int threads = 128 * (1 + consumers);
   static constexpr int max_threads_per_block = threads;
@@ -186,8 +195,9 @@ struct sm90_kernel {
     return {int(t.m) * tile_m, int(t.n) * tile_n, int(w / p.tiles)};
   }
 
-  /// The tensor map of an operand with `rows` rows of M or N and k of K. K-major: boxes of box_rows x 64
-  /// k, one per stage. M- or N-major: boxes of 64 k x 64 (M or N), box_rows / 64 per stage.
+  /// The tensor map of an operand with `rows` rows of M or N and k of K. K-major: boxes of box_rows x
+  /// tile_k, one per stage. M- or N-major (16-bit only): boxes of 64 k x 64 (M or N), box_rows / 64 per
+  /// stage.
   static copy::tensor_map map_of(const operand<const T>& x, int rows, int k, int batch, int box_rows, bool k_major) {
     copy::tma_tensor t;
     t.base = x.data;
@@ -199,7 +209,7 @@ struct sm90_kernel {
     t.strides[1] = x.ld * (long long)sizeof(T);
     // One batch entry: any stride the TMA takes (it is never stepped).
     t.strides[2] = batch > 1 ? x.batch_stride * (long long)sizeof(T) : t.strides[1] * t.dims[1];
-    t.box[0] = 64;  // 128 bytes: the swizzle's row
+    t.box[0] = 128 / int(sizeof(T));  // 128 bytes: the swizzle's row
     t.box[1] = k_major ? box_rows : tile_k;
     t.box[2] = 1;
     t.swizzle = copy::tma_swizzle::b128;
@@ -241,9 +251,9 @@ struct sm90_kernel {
   }
 
   /// The wgmma descriptor of an operand's stage from row `r` (a multiple of 64) on. K-major: 128-byte
-  /// rows of 64 k, 8-row atoms 1024 bytes apart (SBO), each k16 step 32 bytes on. M- / N-major: blocks
-  /// of 64 rows 8 KiB apart (LBO), each 64 k-rows of 128 bytes, groups of 8 k-rows 1024 bytes apart
-  /// (SBO), each k16 step 2048 bytes on.
+  /// rows of tile_k, 8-row atoms 1024 bytes apart (SBO), each wgmma's K (16 16-bit or 32 8-bit
+  /// elements) 32 bytes on. M- / N-major: blocks of 64 rows 8 KiB apart (LBO), each 64 k-rows of 128
+  /// bytes, groups of 8 k-rows 1024 bytes apart (SBO), each k16 step 2048 bytes on.
   template <bool KMajor, class Ctx>
   STRATA_HOST_DEVICE static mma::smem_descriptor descriptor(Ctx& ctx, unsigned char* stage, int r) {
     if constexpr (KMajor) return mma::smem_descriptor::of(ctx, stage + r * 128, mma::wgmma_swizzle::b128, 16, 1024);
@@ -280,7 +290,7 @@ struct sm90_kernel {
       const auto db = descriptor<b_k_major>(ctx, b_stage(stage0, st), 0);
       mma::wgmma_fence(ctx);
       STRATA_UNROLL
-      for (int k = 0; k < tile_k / 16; ++k)
+      for (int k = 0; k < tile_k / atom::K; ++k)
         atom::mma_async(ctx, da.advanced(k_step_bytes(a_k_major) * k), db.advanced(k_step_bytes(b_k_major) * k), acc);
       mma::wgmma_commit(ctx);
       // The previous stage's wgmmas are done: its buffer goes back to the producer.
