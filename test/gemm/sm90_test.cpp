@@ -22,6 +22,7 @@ struct sm90_case {
   std::uint64_t seed = 1;
   bool random_schedule = false;
   int units = 0;  // > 0: a persistent grid of this many blocks
+  int dpad = 3;   // extra elements per leading dimension of D (odd: element stores; even: pair stores inside)
 };
 
 template <class Kernel>
@@ -29,7 +30,7 @@ void check_sm90(const sm90_case& c) {
   using T = typename Kernel::ta;
   using TD = typename Kernel::td;
   using Epi = typename Kernel::epilogue_type;
-  INFO(sg::name_of(Kernel::orders) << " " << c.m << "x" << c.n << "x" << c.k << " units " << c.units << " batch " << c.batch << " pad " << c.pad << " D "
+  INFO(sg::name_of(Kernel::orders) << " " << c.m << "x" << c.n << "x" << c.k << " units " << c.units << " dpad " << c.dpad << " batch " << c.batch << " pad " << c.pad << " D "
            << (c.d == sg::layout::row_major ? "row" : "col") << " beta " << c.beta << " seed " << c.seed);
   using strata::emulator::schedule;
   strata::stream s = c.random_schedule ? strata::stream(strata::emulator::options{.workers = 2, .order = schedule::random, .seed = c.seed})
@@ -40,7 +41,7 @@ void check_sm90(const sm90_case& c) {
   // Leading dimensions: the contiguous extent rounded up to 8 elements (TMA's 16-byte rows), plus pad.
   const auto ld8 = [&](int x) { return (long long)(x + 7) / 8 * 8 + c.pad; };
   const long long lda = ld8(a_row ? c.k : c.m), ldb = ld8(b_col ? c.k : c.n);
-  const long long ldd = (c.d == sg::layout::row_major ? c.n : c.m) + 3;
+  const long long ldd = (c.d == sg::layout::row_major ? c.n : c.m) + c.dpad;
   const std::size_t sa = std::size_t(a_row ? c.m : c.k) * lda, sb = std::size_t(b_col ? c.n : c.k) * ldb;
   const std::size_t sd = std::size_t(c.d == sg::layout::row_major ? c.m : c.n) * ldd;
   const auto ha = random_values<T>(std::max<std::size_t>(1, sa * c.batch), c.seed);
@@ -167,6 +168,15 @@ TEST_CASE("Hopper GEMM with e4m3 and e5m2 inputs on fp8 wgmma, dequantization sc
   run(K4{}, 128, 256, 128, 1, 52);
   run(K5{}, 150, 129, 520, 2, 53);  // 5 K steps over 3 stages, persistent
   run(K5{}, 1, 1, 16, 0, 54);
+}
+
+TEST_CASE("Hopper GEMM epilogue: pair stores inside a row-major D with an even leading dimension", "[gemm][sm90]") {
+  using K = sg::sm90_kernel<bf16, 256, chain<bf16, bf16>, 4>;
+  using KF = sg::sm90_kernel<f16, 128, chain<f16, float>, 3, sg::operand_orders::a_row_b_row>;
+  check_sm90<K>({.m = 256, .n = 512, .k = 72, .beta = 0.5f, .seed = 61, .dpad = 0});              // all tiles inside
+  check_sm90<K>({.m = 200, .n = 300, .k = 64, .batch = 2, .beta = 0.5f, .seed = 62, .dpad = 2});  // edges: both paths
+  check_sm90<KF>({.m = 130, .n = 257, .k = 40, .seed = 63, .units = 2, .dpad = 1});                // odd n, even ld
+  check_sm90<KF>({.m = 128, .n = 128, .k = 16, .alpha = -1.f, .seed = 64, .dpad = 0});
 }
 
 TEST_CASE("Hopper GEMM make_params names what TMA cannot read", "[gemm][sm90][negative]") {

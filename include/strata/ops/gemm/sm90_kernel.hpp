@@ -22,8 +22,8 @@
 //     32 bytes in the swizzled rows), commit, and wait for all but that group, so one stage of wgmmas
 //     stays in flight while the previous stage's are known done and its buffer is released ("empty",
 //     one arrival per consumer warpgroup);
-//   - the epilogue applies the chain per element from the accumulator map and writes D (any layout,
-//     M / N edges tested).
+//   - the epilogue applies the chain from the accumulator map and writes D (any layout, M / N edges
+//     tested; two elements per store where the warpgroup's rows lie inside a row-major D).
 // Stages buffers of (128 + TileN) x 64 elements: 4 x 48 KiB for TileN = 256, within the 227 KiB a
 // block may have. K = 0 writes epilogue(0). With make_params's `units` (the SM count) the grid is
 // persistent: block b takes tiles b, b + units, ... (in the tile order's sequence, batch entries
@@ -107,6 +107,8 @@ struct sm90_kernel {
     int blocks = 0;         // blocks launched; each takes work items b, b + blocks, b + 2 blocks, ...
     int k_tiles = 0;
     typename Epilogue::params epilogue;
+    /// D may be written two elements per store (row-major, even ld and batch stride, aligned base).
+    bool d_row_pairs = false;
   };
 
   /// Params for A (m x k) and B (k x n) in the kernel's orders: both read by TMA, so their bases must
@@ -141,6 +143,9 @@ struct sm90_kernel {
     p.blocks = int(units > 0 && units < p.work ? units : p.work);
     p.k_tiles = (pr.k + tile_k - 1) / tile_k;
     p.epilogue = ep;
+    p.d_row_pairs = sizeof(td) <= 4 && d.order == layout::row_major && d.ld % 2 == 0 &&
+                    (pr.batch <= 1 || d.batch_stride % 2 == 0) &&
+                    reinterpret_cast<std::uintptr_t>(d.data) % sizeof(epilogue::output_pair<td>) == 0;
     if (pr.m > 0 && pr.n > 0 && pr.k > 0) {
       p.a = map_of(a, pr.m, pr.k, pr.batch, tile_m, a_k_major);
       p.b = map_of(b, pr.n, pr.k, pr.batch, tile_n, b_k_major);
@@ -302,7 +307,10 @@ struct sm90_kernel {
     return it;
   }
 
-  /// D = epilogue(acc) for the warpgroup's 64 rows, element by element; nothing past M or N.
+  /// D = epilogue(acc) for the warpgroup's 64 rows; nothing past M or N. Where the warpgroup's 64 x
+  /// TileN lie inside a D that allows it (params::d_row_pairs), two elements per store from one base
+  /// pointer without bounds tests: the accumulator map pairs columns 2t and 2t + 1 of a row (as
+  /// mma.sync's does). Elsewhere element by element.
   template <class Ctx>
   STRATA_HOST_DEVICE void store(Ctx& ctx, const params& p, int c, int m0, int n0, int batch,
                                 const typename atom::c_fragment& acc) const {
@@ -310,6 +318,21 @@ struct sm90_kernel {
     detail::shift_epilogue<Epilogue>(ep, batch * p.d.batch_stride);
     const operand<td> dd{p.d.data + batch * p.d.batch_stride, p.d.ld, p.d.order, 0};
     const int tr = ctx.warpgroup().thread_rank();
+    const int r0 = m0 + c * 64;
+    if (p.d_row_pairs && r0 + 64 <= p.size.m && n0 + tile_n <= p.size.n) {
+      const mma::coord first = atom::c_coord(tr, 0);
+      td* const base = dd.data + (r0 + first.row) * dd.ld + n0 + first.col;
+      STRATA_UNROLL
+      for (int v = 0; v < atom::c_values; v += 2) {
+        // Value v's offset from value 0 is the same in every thread (the map's rows and column blocks).
+        const mma::coord o = atom::c_coord(0, v), o0 = atom::c_coord(0, 0);
+        const int dr = o.row - o0.row, dc = o.col - o0.col;
+        const int r = r0 + first.row + dr, col = n0 + first.col + dc;
+        *reinterpret_cast<epilogue::output_pair<td>*>(base + dr * dd.ld + dc) =
+            Epilogue::apply_pair(acc[v], acc[v + 1], r, col, r, col + 1, ep);
+      }
+      return;
+    }
     STRATA_UNROLL
     for (int v = 0; v < atom::c_values; ++v) {
       const mma::coord x = atom::c_coord(tr, v);
