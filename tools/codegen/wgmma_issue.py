@@ -25,37 +25,37 @@ def outs(r):
     return ", \\\n  ".join(", ".join(f'"+f"(d[{i}])' for i in range(j, min(j + 8, r))) for j in range(0, r, 8))
 
 
+def function(n, name, template, param, types, k, tail, imm, doc):
+    """One issue function: an asm statement per operand type, chosen by if constexpr."""
+    r = n // 2
+    sc = r + 2
+    ins = '"l"(a), "l"(b), "r"(scale_d)' + (", " + imm if imm else "")
+    out = [f"  /// {doc}", f"  {template}",
+           f"  STRATA_DEVICE static void {name}(float (&d)[{r}], std::uint64_t a, std::uint64_t b, int scale_d) {{",
+           "#if STRATA_CUDA_DEVICE_PASS"]
+    for i, (cpp, pa, pb) in enumerate(types):
+        cond = f"if constexpr (std::is_same_v<{param}, {cpp}>)" if i == 0 else "else"
+        out += [f"    {cond}",
+                f'      asm volatile("{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{sc}, 0;\\n"',
+                f'                   "wgmma.mma_async.sync.aligned.m64n{n}{k}.f32.{pa}.{pb} " STRATA_WGMMA_REGS_{n}',
+                f'                   "{tail}\\n}}\\n"',
+                f'                   : STRATA_WGMMA_OUTS_{n}',
+                f'                   : {ins});']
+    return out + ["#else", "    (void)d, (void)a, (void)b, (void)scale_d;", "#endif", "  }"]
+
+
 def block(n):
     r = n // 2
-    a, b, sc, ta, tb = r, r + 1, r + 2, r + 3, r + 4
+    a, b, ta, tb = r, r + 1, r + 3, r + 4  # operands: d[0..r), a, b, scale_d, imm-trans-a, imm-trans-b
     out = [f"#define STRATA_WGMMA_REGS_{n} {regs(r)}", f"#define STRATA_WGMMA_OUTS_{n} \\\n  {outs(r)}", "",
-           "template <>", f"struct wgmma_issue<{n}> {{",
-           "  /// m64nNk16, f16 / bf16 (AB), imm-trans-a / -b = TransA / TransB.",
-           "  template <class AB, int TransA, int TransB>",
-           f"  STRATA_DEVICE static void run(float (&d)[{r}], std::uint64_t a, std::uint64_t b, int scale_d) {{",
-           "#if STRATA_CUDA_DEVICE_PASS"]
-    for i, (cpp, pa, pb) in enumerate(F16):
-        cond = f"if constexpr (std::is_same_v<AB, {cpp}>)" if i == 0 else "else"
-        out += [f"    {cond}",
-                f'      asm volatile("{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{sc}, 0;\\n"',
-                f'                   "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{pa}.{pb} " STRATA_WGMMA_REGS_{n}',
-                f'                   ", %{a}, %{b}, p, 1, 1, %{ta}, %{tb};\\n}}\\n"',
-                f'                   : STRATA_WGMMA_OUTS_{n}',
-                f'                   : "l"(a), "l"(b), "r"(scale_d), "n"(TransA), "n"(TransB));']
-    out += ["#else", "    (void)d, (void)a, (void)b, (void)scale_d;", "#endif", "  }", "",
-            "  /// m64nNk32, e4m3 or e5m2 (both operands the same type), K-major.",
-            "  template <class F8>",
-            f"  STRATA_DEVICE static void run_f8(float (&d)[{r}], std::uint64_t a, std::uint64_t b, int scale_d) {{",
-            "#if STRATA_CUDA_DEVICE_PASS"]
-    for i, (cpp, pa, pb) in enumerate(F8):
-        cond = f"if constexpr (std::is_same_v<F8, {cpp}>)" if i == 0 else "else"
-        out += [f"    {cond}",
-                f'      asm volatile("{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{sc}, 0;\\n"',
-                f'                   "wgmma.mma_async.sync.aligned.m64n{n}k32.f32.{pa}.{pb} " STRATA_WGMMA_REGS_{n}',
-                f'                   ", %{a}, %{b}, p, 1, 1;\\n}}\\n"',
-                f'                   : STRATA_WGMMA_OUTS_{n}',
-                f'                   : "l"(a), "l"(b), "r"(scale_d));']
-    out += ["#else", "    (void)d, (void)a, (void)b, (void)scale_d;", "#endif", "  }", "};",
+           "template <>", f"struct wgmma_issue<{n}> {{"]
+    out += function(n, "run", "template <class AB, int TransA, int TransB>", "AB", F16, "k16",
+                    f", %{a}, %{b}, p, 1, 1, %{ta}, %{tb};", '"n"(TransA), "n"(TransB)',
+                    "m64nNk16, f16 / bf16 (AB), imm-trans-a / -b = TransA / TransB.")
+    out += [""]
+    out += function(n, "run_f8", "template <class F8>", "F8", F8, "k32", f", %{a}, %{b}, p, 1, 1;", None,
+                    "m64nNk32, e4m3 or e5m2 (both operands the same type), K-major.")
+    out += ["};",
             f"#undef STRATA_WGMMA_REGS_{n}", f"#undef STRATA_WGMMA_OUTS_{n}", ""]
     return "\n".join(out)
 

@@ -40,6 +40,22 @@ struct fragment {
   STRATA_HOST_DEVICE constexpr const T& operator[](int i) const { return v[i]; }
 };
 
+/// Whether at(t, v) for threads t < Threads and values v < Values owns each element of a Rows x Cols
+/// tile exactly once: every operand map of the warp atoms, and wgmma's accumulator map over its 128
+/// threads.
+template <int Rows, int Cols, int Threads, int Values, class At>
+constexpr bool owns_each_once(At at) {
+  if (Threads * Values != Rows * Cols) return false;
+  bool seen[Rows * Cols] = {};
+  for (int t = 0; t < Threads; ++t)
+    for (int v = 0; v < Values; ++v) {
+      const coord c = at(t, v);
+      if (c.row < 0 || c.row >= Rows || c.col < 0 || c.col >= Cols || seen[c.row * Cols + c.col]) return false;
+      seen[c.row * Cols + c.col] = true;
+    }
+  return true;
+}
+
 /// One operand's layout of an atom, with the checks every atom must pass.
 template <class Atom, operand Op>
 struct fragment_layout {
@@ -72,15 +88,7 @@ struct fragment_layout {
       }
       return true;
     } else {
-      if (lanes * values != rows * cols) return false;
-      bool seen[rows * cols] = {};
-      for (int l = 0; l < lanes; ++l)
-        for (int v = 0; v < values; ++v) {
-          const coord c = at(l, v);
-          if (c.row < 0 || c.row >= rows || c.col < 0 || c.col >= cols || seen[c.row * cols + c.col]) return false;
-          seen[c.row * cols + c.col] = true;
-        }
-      return true;
+      return owns_each_once<rows, cols, lanes, values>([](int l, int v) { return at(l, v); });
     }
   }
 };

@@ -223,14 +223,7 @@ struct sm90_wgmma_ss {
 
   /// Whether c_coord owns each element of the 64 x N tile exactly once.
   static constexpr bool c_map_is_bijection() {
-    bool seen[M * N] = {};
-    for (int t = 0; t < group_threads; ++t)
-      for (int i = 0; i < c_values; ++i) {
-        const coord x = c_coord(t, i);
-        if (x.row < 0 || x.row >= M || x.col < 0 || x.col >= N || seen[x.row * N + x.col]) return false;
-        seen[x.row * N + x.col] = true;
-      }
-    return true;
+    return owns_each_once<M, N, group_threads, c_values>([](int t, int i) { return c_coord(t, i); });
   }
 
   /// Issues D = A * B (+ D when `accumulate`) for the warpgroup; every thread of it calls this with the
