@@ -67,7 +67,7 @@ struct wgmma_kernel {
     ctx.block().sync();
 
     typename Atom::c_fragment acc;
-    mma::wgmma_fence(ctx);
+    mma::wgmma_fence(ctx, acc);
     const auto da = mma::smem_descriptor::of(ctx, sa, mma::wgmma_swizzle::b128, 16, 1024);
     // N-major B: 64-column blocks (8 k-rows x 128 bytes per atom) are 64 * 128 bytes apart (LBO),
     // groups of 8 k-rows 1024 bytes apart (SBO); a k16 step is two groups.

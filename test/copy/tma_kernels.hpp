@@ -48,7 +48,7 @@ struct tma_wgmma_kernel {
     }
     full.wait(ctx, 0);
     typename atom::c_fragment acc;
-    strata::mma::wgmma_fence(ctx);
+    strata::mma::wgmma_fence(ctx, acc);
     const auto da = strata::mma::smem_descriptor::of(ctx, sa, strata::mma::wgmma_swizzle::b128, 16, 1024);
     const auto db = strata::mma::smem_descriptor::of(ctx, sb, strata::mma::wgmma_swizzle::b128, 16, 1024);
     STRATA_UNROLL

@@ -25,7 +25,7 @@ namespace mma = strata::mma;
 using strata::bf16;
 using Catch::Matchers::Contains;
 
-enum class misuse { none, read_early, wrong_rank, misaligned };
+enum class misuse { none, read_early, wrong_rank, misaligned, too_few_bytes, too_many_bytes };
 
 struct box_params {
   copy::tensor_map map;
@@ -54,7 +54,12 @@ struct box_kernel {
     if (t == 0) bar.init(ctx, 1);
     ctx.block().sync();
     if (t == 0) {
-      bar.arrive_expect_tx(ctx, std::uint32_t(p.bytes));
+      // The barrier's transaction count must be the box's bytes: announcing 16 fewer completes more
+      // than announced; 16 more leaves the phase waiting for bytes that never come.
+      const std::size_t announced = p.wrong == misuse::too_few_bytes    ? p.bytes - 16
+                                    : p.wrong == misuse::too_many_bytes ? p.bytes + 16
+                                                                        : p.bytes;
+      bar.arrive_expect_tx(ctx, std::uint32_t(announced));
       if (p.wrong == misuse::wrong_rank) copy::tma_load(ctx, stage, p.map, bar, p.c[0]);
       else if (p.rank == 1) copy::tma_load(ctx, stage, p.map, bar, p.c[0]);
       else if (p.rank == 2) copy::tma_load(ctx, stage, p.map, bar, p.c[0], p.c[1]);
@@ -228,7 +233,8 @@ TEST_CASE("TMA: a 128-byte swizzled box lands as strata::swizzle<3, 3, 3> places
   }
 }
 
-TEST_CASE("TMA: the box is not in shared memory before a wait on its barrier", "[copy][tma][negative]") {
+TEST_CASE("TMA: the box is not in shared memory before a wait on its barrier; wrong transaction counts are reported",
+          "[copy][tma][negative]") {
   auto h = random_elements<bf16>(64 * 64, 10);
   strata::stream s;
   auto g = to_device(s, h);
@@ -237,6 +243,9 @@ TEST_CASE("TMA: the box is not in shared memory before a wait on its barrier", "
   for (std::size_t i = 0; i < img.size(); ++i) REQUIRE(img[i] == 0xFF);
   CHECK_THAT(error_of(map, 2, 8 * 64 * 2, misuse::wrong_rank), Contains("1 coordinates for a tensor map of rank 2"));
   CHECK_THAT(error_of(map, 2, 8 * 64 * 2, misuse::misaligned), Contains("must be aligned to 128 bytes"));
+  CHECK_THAT(error_of(map, 2, 8 * 64 * 2, misuse::too_few_bytes),
+             Contains("16 more bytes completed than the phase expected"));
+  CHECK_THAT(error_of(map, 2, 8 * 64 * 2, misuse::too_many_bytes), Contains("can never finish"));
 }
 
 TEST_CASE("TMA: make_tensor_map names the field it refuses", "[copy][tma][negative]") {

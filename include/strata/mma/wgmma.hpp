@@ -6,7 +6,7 @@
 //   const auto da = mma::smem_descriptor::of(ctx, a_stage, mma::wgmma_swizzle::b128, 16, 1024);
 //   const auto db = mma::smem_descriptor::of(ctx, b_stage, mma::wgmma_swizzle::b128, 16, 1024);
 //   typename atom::c_fragment acc;
-//   mma::wgmma_fence(ctx);                        // before the first wgmma, after acc was written
+//   mma::wgmma_fence(ctx, acc);                   // before the first wgmma, after acc was written
 //   for (int k = 0; k < 4; ++k)                   // K = 64: four k16 steps, 32 bytes apart in a row
 //     atom::mma_async(ctx, da.advanced(32 * k), db.advanced(32 * k), acc, /*accumulate=*/k > 0);
 //   mma::wgmma_commit(ctx);                       // closes a group of wgmmas
@@ -338,21 +338,6 @@ using sm90_64xNx16 = sm90_wgmma_ss<AB, Cols, MajorA, MajorB>;
 template <class F8, int Cols>
 using sm90_64xNx32 = sm90_wgmma_ss<F8, Cols>;
 
-/// wgmma.fence: orders this thread's earlier register accesses (writes to accumulators, A fragments)
-/// before the wgmmas that follow. Needed before a warpgroup's first wgmma and after its accumulators
-/// were written by anything but a wgmma.
-template <class Ctx>
-STRATA_HOST_DEVICE STRATA_FORCEINLINE void wgmma_fence(Ctx& ctx) {
-  static_assert(detail::has_wgmma<typename Ctx::target>, "wgmma needs sm_90a (atom_family::wgmma)");
-  if constexpr (Ctx::emulated) {
-    ctx.emulated_thread().mma_fenced = true;
-  } else {
-    (void)ctx;
-#if STRATA_CUDA_DEVICE_PASS
-    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-#endif
-  }
-}
 
 /// fence.proxy.async.shared::cta: this thread's earlier generic stores to shared memory become visible
 /// to the asynchronous proxy (the wgmma operand reads, TMA stores). Each writing thread fences, then
@@ -390,6 +375,26 @@ STRATA_HOST_DEVICE STRATA_FORCEINLINE void wgmma_fence_operand(fragment<T, Value
 #else
   (void)f;
 #endif
+}
+
+/// wgmma.fence: orders this thread's earlier register accesses (writes to accumulators, A fragments)
+/// before the wgmmas that follow. Needed before a warpgroup's first wgmma and after its accumulators
+/// were written by anything but a wgmma. Name the accumulators the wgmmas will use (`acc...`): the
+/// compiler then also keeps its own writes to them (a zeroing, an epilogue's reads) on their side of
+/// the fence, which it could otherwise move across it.
+template <class Ctx, class... Acc>
+STRATA_HOST_DEVICE STRATA_FORCEINLINE void wgmma_fence(Ctx& ctx, Acc&... acc) {
+  static_assert(detail::has_wgmma<typename Ctx::target>, "wgmma needs sm_90a (atom_family::wgmma)");
+  if constexpr (Ctx::emulated) {
+    ctx.emulated_thread().mma_fenced = true;
+    (void)sizeof...(acc);
+  } else {
+    (void)ctx;
+    (wgmma_fence_operand(acc), ...);
+#if STRATA_CUDA_DEVICE_PASS
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#endif
+  }
 }
 
 /// wgmma.wait_group Pending: every group this thread committed but the `Pending` newest has landed;

@@ -293,7 +293,7 @@ struct sm90_kernel {
       // This warpgroup's 64 rows of A, every column of B.
       const auto da = descriptor<a_k_major>(ctx, a_stage(stage0, st), 64 * c);
       const auto db = descriptor<b_k_major>(ctx, b_stage(stage0, st), 0);
-      mma::wgmma_fence(ctx);
+      mma::wgmma_fence(ctx, acc);
       STRATA_UNROLL
       for (int k = 0; k < tile_k / atom::K; ++k)
         atom::mma_async(ctx, da.advanced(k_step_bytes(a_k_major) * k), db.advanced(k_step_bytes(b_k_major) * k), acc);
