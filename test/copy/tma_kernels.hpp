@@ -2,7 +2,8 @@
 // test/copy/tma_kernels.hpp -- the Hopper mainloop's pieces in one kernel, shared by test/copy/tma_test.cpp
 // (emulator) and test/compile/tma_kernels.cu (sm_90a): one warpgroup loads a 64 x 64 tile of A and an
 // N x 64 tile of B (both K-major, 128-byte swizzle) with TMA onto one mbarrier, waits, and runs four
-// chained k16 wgmmas on them; D (64 x N, f32) is stored element by element.
+// chained k16 wgmmas on them; D (64 x N, f32) is stored element by element. And a cluster of two
+// blocks multicasting halves of a box into both and arriving on each other's barriers.
 #pragma once
 
 #include <cstddef>
@@ -60,6 +61,53 @@ struct tma_wgmma_kernel {
       const auto x = atom::c_coord(t, v);
       p.d[x.row * N + x.col] = acc[v];
     }
+  }
+};
+
+struct cluster_params {
+  strata::copy::tensor_map map;  // rows x 64 bf16, boxes of (rows / 2) x 64
+  int rows;
+  unsigned char* out;  // per block: the rows x 64 stage after the wait
+  int* arrived;        // block 0 thread 0: 1 once its barrier of two arrivals (one remote) completed
+};
+
+/// A cluster of two blocks: each loads half of a rows x 64 box and multicasts it into both blocks' stage;
+/// each block's barrier expects the whole box. Then block 1 arrives on block 0's second barrier.
+struct multicast_kernel {
+  using target = strata::arch::sm90a;
+  static constexpr const char* name = "multicast_kernel";
+  struct shared_storage {
+    strata::mbarrier full, pair;
+  };
+  template <class Ctx>
+  STRATA_HOST_DEVICE void operator()(Ctx& ctx, const cluster_params& p) const {
+    auto& s = ctx.template shared<shared_storage>();
+    unsigned char* dyn = ctx.template dynamic_shared<unsigned char>();
+    const auto offset = std::uint32_t(dyn - &ctx.template shared<unsigned char>());
+    unsigned char* stage = dyn + (1024 - offset % 1024) % 1024;
+    const int t = ctx.block().thread_rank(), rank = ctx.cluster().block_rank();
+    const std::size_t bytes = std::size_t(p.rows) * 64 * 2, half = bytes / 2;
+    if (t == 0) {
+      s.full.init(ctx, 1);
+      s.pair.init(ctx, 2);
+      strata::mbarrier::fence_init(ctx);
+    }
+    ctx.cluster().sync();
+    if (t == 0) {
+      s.full.arrive_expect_tx(ctx, std::uint32_t(bytes));
+      strata::copy::tma_load_multicast(ctx, stage + rank * half, p.map, s.full, std::uint16_t(0b11), 0, rank * (p.rows / 2));
+    }
+    s.full.wait(ctx, 0);
+    for (std::size_t i = std::size_t(t); i < bytes; i += 128) p.out[rank * bytes + i] = stage[i];
+    if (t == 0) {
+      if (rank == 0) s.pair.arrive(ctx);
+      else s.pair.arrive_cluster(ctx, 0);
+    }
+    if (rank == 0) {
+      s.pair.wait(ctx, 0);
+      if (t == 0) *p.arrived = 1;
+    }
+    ctx.cluster().sync();  // block 0's barrier outlives block 1's arrival
   }
 };
 

@@ -279,6 +279,32 @@ TEST_CASE("TMA: make_tensor_map names the field it refuses", "[copy][tma][negati
   CHECK_THAT(refused([](copy::tma_tensor& t) { t.base = reinterpret_cast<const char*>(t.base) + 8; }), Contains("base: "));
 }
 
+TEST_CASE("TMA multicast into both blocks of a cluster; a remote mbarrier arrival", "[copy][tma][cluster]") {
+  const int rows = 32, cols = 64;
+  auto h = random_elements<bf16>(std::size_t(rows) * cols, 12);
+  strata::stream s;
+  auto g = to_device(s, h);
+  const auto map = copy::make_tensor_map_2d(g.data(), rows, cols, cols, rows / 2, 64, copy::tma_swizzle::b128);
+  const std::size_t bytes = std::size_t(rows) * 64 * 2;
+  auto out = poisoned<unsigned char>(s, 2 * bytes, 0xA5);
+  auto arrived = poisoned<int>(s, 1, 0);
+  strata::launch(s, {.grid = 2, .block = 128, .cluster = 2, .dynamic_shared_bytes = bytes + 1024}, multicast_kernel{},
+                 cluster_params{map, rows, out.data(), arrived.data()});
+  const auto img = to_host(s, out);
+  CHECK(to_host(s, arrived)[0] == 1);
+  for (int b = 0; b < 2; ++b)
+    for (int r = 0; r < rows; ++r)
+      for (int k = 0; k < 64; ++k) {
+        // The two halves (16 rows, 2 KiB each, so the second starts on a swizzle period) form one
+        // 128-byte-swizzled tile.
+        const std::size_t i = std::size_t(strata::swizzle<3, 3, 3>{}(r * 64 + k));
+        std::uint16_t v;
+        std::memcpy(&v, &img[std::size_t(b) * bytes + 2 * i], 2);
+        INFO("block " << b << " row " << r << " col " << k);
+        REQUIRE(v == bits(h[std::size_t(r) * cols + k]));
+      }
+}
+
 TEST_CASE("TMA boxes with the 128-byte swizzle read by chained wgmmas give the product", "[copy][tma][wgmma]") {
   check_tma_wgmma<128>(64, 128, 64, 0, 0, 201);    // whole tiles
   check_tma_wgmma<128>(100, 150, 40, 64, 64, 202);  // rows past M and N, K = 40 of the box's 64

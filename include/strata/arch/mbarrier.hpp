@@ -28,9 +28,10 @@
 // is seen. Reported as kernel bugs: use before init, init of a barrier already initialized (inval()
 // first), a count outside 1..65535 (the emulator's limit; PTX allows 2^20 - 1), more arrivals than
 // the count in one phase, more bytes completed than expected when the last arrival came, and a wait
-// that nothing can end (the emulator's deadlock report names the line). Not modelled yet: the race
+// that nothing can end (the emulator's deadlock report names the line). arrive_cluster() arrives on the
+// barrier at the same place in another block of the cluster (sm90+). Not modelled yet: the race
 // detector does not see the ordering a barrier phase gives (a kernel synchronized only by mbarriers
-// reports races under the race-check build), and cluster-scope arrivals (DSMEM).
+// reports races under the race-check build).
 #pragma once
 
 #include <cstddef>
@@ -141,6 +142,43 @@ struct alignas(8) mbarrier {
       asm volatile("{\n .reg .b64 state;\n mbarrier.arrive.shared::cta.b64 state, [%0];\n}\n" ::"r"(address()) : "memory");
 #endif
     }
+  }
+
+  /// One arrival on the barrier at this one's place in block `rank` of the cluster (distributed shared
+  /// memory; sm90+): how a consumer releases a stage that another block of its cluster multicasts
+  /// into. Release at cluster scope. The barriers must have been initialized and made visible to the
+  /// cluster (fence_init, then cluster().sync()) before.
+  template <class Ctx>
+  STRATA_HOST_DEVICE void arrive_cluster(Ctx& ctx, int rank) {
+    static_assert(detail::has_mbarrier_tx<typename Ctx::target>, "cluster-scope mbarrier arrivals need sm90+");
+    if constexpr (Ctx::emulated) {
+#if !STRATA_DEVICE_PASS
+      (void)here(ctx, "arrive (cluster)");
+      ctx.cluster().shared_of(*this, rank).update(ctx, "arrive (cluster)", 1, 0, /*remote=*/true);
+#endif
+    } else {
+      (void)ctx;
+#if STRATA_CUDA_DEVICE_PASS
+      asm volatile(
+          "{\n .reg .b32 remote;\n mapa.shared::cluster.u32 remote, %0, %1;\n"
+          " mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(address()),
+          "r"(rank)
+          : "memory");
+#else
+      (void)rank;
+#endif
+    }
+  }
+
+  /// Makes this thread's barrier initializations visible to the other blocks of its cluster (before the
+  /// cluster barrier that precedes their first remote use). A no-op on the emulator.
+  template <class Ctx>
+  STRATA_HOST_DEVICE static void fence_init(Ctx& ctx) {
+    static_assert(detail::has_mbarrier_tx<typename Ctx::target>, "cluster-scope mbarriers need sm90+");
+    (void)ctx;
+#if STRATA_CUDA_DEVICE_PASS
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+#endif
   }
 
   /// `bytes` more to come in the current phase (sm90+), then one arrival of this thread.
@@ -307,8 +345,9 @@ struct alignas(8) mbarrier {
   /// Takes `arrivals` arrivals and adds `tx` to the transaction count; completes the phase when both
   /// are done.
   template <class Ctx>
-  void update(Ctx& ctx, const char* op, int arrivals, int tx) {
-    auto& t = here(ctx, op);
+  void update(Ctx& ctx, const char* op, int arrivals, int tx, bool remote = false) {
+    // A remote barrier (another block of the cluster) was located by cluster().shared_of, which checked it.
+    auto& t = remote ? ctx.emulated_thread() : here(ctx, op);
     STRATA_RACE_EXEMPT();
     if (!detail::mbarrier_state::initialized(word))
       kernel_bug(t, std::string("mbarrier.") + op + " on a barrier that was never initialized (init() it first)");

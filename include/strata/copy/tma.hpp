@@ -173,6 +173,89 @@ STRATA_HOST_DEVICE constexpr std::uint32_t tma_swizzled(std::uint32_t address, t
 }
 }  // namespace detail
 
+namespace detail {
+
+#if !STRATA_DEVICE_PASS
+/// The emulator's side of a TMA load: the box at `c` as it lands at `dst` (zeros outside the tensor,
+/// the swizzle applied to each element's shared address), after checking the destination.
+template <class Thread>
+std::vector<unsigned char> tma_image(Thread& t, unsigned char* dst, const tensor_map& map, const int* c, int rank) {
+  emulated_tensor_map m;
+  std::memcpy(&m, map.opaque, sizeof m);
+  if (m.rank != rank)
+    kernel_bug(t, "tma_load: " + std::to_string(rank) + " coordinates for a tensor map of rank " + std::to_string(m.rank));
+  unsigned char* smem = t.block->smem;
+  const std::size_t smem_bytes = t.unit->info->shared_total;
+  std::size_t elements = 1;
+  for (int i = 0; i < rank; ++i) elements *= m.box[i];
+  const std::size_t bytes = elements * m.element_bytes;
+  if (dst < smem || dst + bytes > smem + smem_bytes)
+    kernel_bug(t, "tma_load: the " + std::to_string(bytes) + "-byte box does not fit in this block's shared memory at its destination");
+  const auto sw = static_cast<tma_swizzle>(m.swizzle);
+  const std::uint32_t address = std::uint32_t(dst - smem);
+  const std::uint32_t align = sw == tma_swizzle::none ? 128u : 8u * std::uint32_t(swizzle_bytes(sw));
+  if (address % align != 0)
+    kernel_bug(t, "tma_load: the destination (shared address " + std::to_string(address) + ") must be aligned to " +
+                      std::to_string(align) + " bytes" + (sw == tma_swizzle::none ? "" : " (the swizzle pattern's period)"));
+  std::vector<unsigned char> image(bytes, 0);
+  for (std::size_t e = 0; e < elements; ++e) {
+    std::size_t rest = e;
+    bool inside = true;
+    long long src = 0;
+    for (int i = 0; i < rank; ++i) {
+      const long long g = static_cast<long long>(c[i]) + static_cast<long long>(rest % m.box[i]);
+      rest /= m.box[i];
+      inside = inside && g >= 0 && g < m.dims[i];
+      src += g * m.strides[i];
+    }
+    const std::uint32_t at = tma_swizzled(address + std::uint32_t(e * m.element_bytes), sw) - address;
+    if (inside) std::memcpy(&image[at], static_cast<const unsigned char*>(m.base) + src, m.element_bytes);
+  }
+  return image;
+}
+
+/// Queues `image` to land at `dst` of block `b` and complete on the barrier word `bar` there; poisons the
+/// destination until then.
+template <class Block>
+void tma_queue(Block& b, unsigned char* dst, const void* bar, std::vector<unsigned char> image) {
+  std::memset(dst, 0xFF, image.size());
+  b.bulk_pending.push_back({dst, bar, std::move(image)});
+}
+#endif
+
+/// The bulk tensor copy's PTX, for 1 to 5 coordinates; with Multicast, into the blocks of `mask`.
+template <bool Multicast, int Rank>
+STRATA_DEVICE STRATA_FORCEINLINE void tma_issue(std::uint32_t dst, const tensor_map* map, std::uint32_t bar, const int* c,
+                                                std::uint16_t mask) {
+#if STRATA_CUDA_DEVICE_PASS
+#define STRATA_TMA_ASM(dims, coords, ...)                                                                          \
+  if constexpr (Multicast)                                                                                       \
+    asm volatile("cp.async.bulk.tensor." dims ".shared::cluster.global.tile.mbarrier::complete_tx::bytes"         \
+                 ".multicast::cluster [%0], [%1, {" coords "}], [%2], %3;\n" ::"r"(dst),                          \
+                 "l"(map), "r"(bar), "h"(mask), __VA_ARGS__ : "memory");                                         \
+  else                                                                                                           \
+    asm volatile("cp.async.bulk.tensor." dims ".shared::cluster.global.tile.mbarrier::complete_tx::bytes"         \
+                 " [%0], [%1, {" coords "}], [%2];\n" ::"r"(dst), "l"(map), "r"(bar), "h"(mask), __VA_ARGS__      \
+                 : "memory");
+  if constexpr (Rank == 1) {
+    STRATA_TMA_ASM("1d", "%4", "r"(c[0]))
+  } else if constexpr (Rank == 2) {
+    STRATA_TMA_ASM("2d", "%4, %5", "r"(c[0]), "r"(c[1]))
+  } else if constexpr (Rank == 3) {
+    STRATA_TMA_ASM("3d", "%4, %5, %6", "r"(c[0]), "r"(c[1]), "r"(c[2]))
+  } else if constexpr (Rank == 4) {
+    STRATA_TMA_ASM("4d", "%4, %5, %6, %7", "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]))
+  } else {
+    STRATA_TMA_ASM("5d", "%4, %5, %6, %7, %8", "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]))
+  }
+#undef STRATA_TMA_ASM
+#else
+  (void)dst, (void)map, (void)bar, (void)c, (void)mask;
+#endif
+}
+
+}  // namespace detail
+
 /// Copies the box at `coords` (innermost dimension first, one per dimension of the map; they may lie
 /// outside the tensor, whose missing elements arrive as zeros) to `dst` in this block's shared memory;
 /// the bytes complete on `bar`, on which the caller has announced them (arrive_expect_tx). Issued by
@@ -183,73 +266,56 @@ STRATA_HOST_DEVICE STRATA_FORCEINLINE void tma_load(Ctx& ctx, void* dst, const t
   static_assert(detail::has_tma<typename Ctx::target>, "TMA needs sm90+ (atom_family::tma), which the kernel's target lacks");
   static_assert(sizeof...(Coords) >= 1 && sizeof...(Coords) <= 5, "tma_load takes 1 to 5 coordinates");
   static_assert((std::is_convertible_v<Coords, int> && ...), "TMA coordinates are 32-bit integers");
+  const int c[5] = {static_cast<int>(coords)...};
   if constexpr (Ctx::emulated) {
 #if !STRATA_DEVICE_PASS
     auto& t = ctx.emulated_thread();
-    detail::emulated_tensor_map m;
-    std::memcpy(&m, map.opaque, sizeof m);
-    const int c[5] = {static_cast<int>(coords)...};
-    constexpr int rank = int(sizeof...(Coords));
-    if (m.rank != rank)
-      kernel_bug(t, "tma_load: " + std::to_string(rank) + " coordinates for a tensor map of rank " + std::to_string(m.rank));
     auto* d = static_cast<unsigned char*>(dst);
-    unsigned char* smem = t.block->smem;
-    const std::size_t smem_bytes = t.unit->info->shared_total;
-    std::size_t elements = 1;
-    for (int i = 0; i < rank; ++i) elements *= m.box[i];
-    const std::size_t bytes = elements * m.element_bytes;
-    if (d < smem || d + bytes > smem + smem_bytes)
-      kernel_bug(t, "tma_load: the " + std::to_string(bytes) + "-byte box does not fit in this block's shared memory at its destination");
-    const auto sw = static_cast<tma_swizzle>(m.swizzle);
-    const std::uint32_t address = std::uint32_t(d - smem);
-    const std::uint32_t align = sw == tma_swizzle::none ? 128u : 8u * std::uint32_t(swizzle_bytes(sw));
-    if (address % align != 0)
-      kernel_bug(t, "tma_load: the destination (shared address " + std::to_string(address) + ") must be aligned to " +
-                        std::to_string(align) + " bytes" + (sw == tma_swizzle::none ? "" : " (the swizzle pattern's period)"));
-    std::vector<unsigned char> image(bytes, 0);
-    long long idx[5] = {0, 0, 0, 0, 0};
-    for (std::size_t e = 0; e < elements; ++e) {
-      std::size_t rest = e;
-      bool inside = true;
-      long long src = 0;
-      for (int i = 0; i < rank; ++i) {
-        idx[i] = static_cast<long long>(rest % m.box[i]);
-        rest /= m.box[i];
-        const long long g = static_cast<long long>(c[i]) + idx[i];
-        inside = inside && g >= 0 && g < m.dims[i];
-        src += g * m.strides[i];
-      }
-      const std::uint32_t at = detail::tma_swizzled(address + std::uint32_t(e * m.element_bytes), sw) - address;
-      if (inside) std::memcpy(&image[at], static_cast<const unsigned char*>(m.base) + src, m.element_bytes);
-    }
-    std::memset(d, 0xFF, bytes);  // poison until a wait on the barrier lands it
-    t.block->bulk_pending.push_back({d, &bar.word, std::move(image)});
+    detail::tma_queue(*t.block, d, &bar.word, detail::tma_image(t, d, map, c, int(sizeof...(Coords))));
 #endif
   } else {
     (void)ctx;
 #if STRATA_CUDA_DEVICE_PASS
-    const auto s = static_cast<std::uint32_t>(__cvta_generic_to_shared(dst));
-    const auto b = static_cast<std::uint32_t>(__cvta_generic_to_shared(&bar.word));
-    const auto* m = &map;
-    const int c[5] = {static_cast<int>(coords)...};
-    if constexpr (sizeof...(Coords) == 1) {
-      asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2}], [%3];\n"
-                   ::"r"(s), "l"(m), "r"(c[0]), "r"(b) : "memory");
-    } else if constexpr (sizeof...(Coords) == 2) {
-      asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n"
-                   ::"r"(s), "l"(m), "r"(c[0]), "r"(c[1]), "r"(b) : "memory");
-    } else if constexpr (sizeof...(Coords) == 3) {
-      asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n"
-                   ::"r"(s), "l"(m), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(b) : "memory");
-    } else if constexpr (sizeof...(Coords) == 4) {
-      asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], [%6];\n"
-                   ::"r"(s), "l"(m), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(b) : "memory");
-    } else {
-      asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5, %6}], [%7];\n"
-                   ::"r"(s), "l"(m), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]), "r"(b) : "memory");
+    detail::tma_issue<false, int(sizeof...(Coords))>(static_cast<std::uint32_t>(__cvta_generic_to_shared(dst)), &map,
+                                                     static_cast<std::uint32_t>(__cvta_generic_to_shared(&bar.word)), c, 0);
+#endif
+  }
+}
+
+/// tma_load into every block of this block's cluster whose rank is set in `cta_mask`: the box lands at
+/// `dst`'s place in each of their shared memories and completes its bytes on the barrier at `bar`'s
+/// place in each (sm90+, a cluster launch). Each receiving block announces the bytes on its own barrier.
+template <class Ctx, class... Coords>
+STRATA_HOST_DEVICE STRATA_FORCEINLINE void tma_load_multicast(Ctx& ctx, void* dst, const tensor_map& map, mbarrier& bar,
+                                                             std::uint16_t cta_mask, Coords... coords) {
+  static_assert(detail::has_tma<typename Ctx::target>, "TMA needs sm90+ (atom_family::tma), which the kernel's target lacks");
+  static_assert(sizeof...(Coords) >= 1 && sizeof...(Coords) <= 5, "tma_load_multicast takes 1 to 5 coordinates");
+  static_assert((std::is_convertible_v<Coords, int> && ...), "TMA coordinates are 32-bit integers");
+  const int c[5] = {static_cast<int>(coords)...};
+  if constexpr (Ctx::emulated) {
+#if !STRATA_DEVICE_PASS
+    auto& t = ctx.emulated_thread();
+    auto* d = static_cast<unsigned char*>(dst);
+    const auto image = detail::tma_image(t, d, map, c, int(sizeof...(Coords)));
+    const int blocks = t.unit->info->cluster_blocks;
+    if (cta_mask == 0 || (blocks < 16 && (cta_mask >> blocks) != 0))
+      kernel_bug(t, "tma_load_multicast: the block mask " + std::to_string(cta_mask) + " names no block or one past the cluster's " +
+                        std::to_string(blocks));
+    const auto* bw = reinterpret_cast<const unsigned char*>(&bar.word);
+    if (bw < t.block->smem || bw >= t.block->smem + t.unit->info->shared_total)
+      kernel_bug(t, "tma_load_multicast: the barrier is not in this block's shared memory");
+    for (int r = 0; r < blocks; ++r) {
+      if (!((cta_mask >> r) & 1)) continue;
+      auto& b = t.unit->blocks[t.block->cluster_base + r];
+      detail::tma_queue(b, b.smem + (d - t.block->smem), b.smem + (bw - t.block->smem), image);
     }
-#else
-    (void)dst, (void)map, (void)bar, ((void)coords, ...);
+#endif
+  } else {
+    (void)ctx;
+#if STRATA_CUDA_DEVICE_PASS
+    detail::tma_issue<true, int(sizeof...(Coords))>(static_cast<std::uint32_t>(__cvta_generic_to_shared(dst)), &map,
+                                                    static_cast<std::uint32_t>(__cvta_generic_to_shared(&bar.word)), c,
+                                                    cta_mask);
 #endif
   }
 }
