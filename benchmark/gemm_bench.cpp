@@ -3,11 +3,12 @@
 // CUDA GPU (CUDA builds only: timed with CUDA events).
 //
 //   strata_bench_gemm [--dtype bf16|f16] [--set square|llm|moe|all] [--m M --n N --k K] [--reps N]
-//                     [--kernel entry|sm90]
+//                     [--kernel entry|sm90|sm90c2]
 //
 // --kernel sm90: time the Hopper kernel (ops/gemm/sm90_kernel.hpp: TMA, wgmma, warp-specialized,
-// 128 x 256 tiles, a persistent grid of one block per SM) directly instead of strata::gemm, which does not pick it yet; an sm_90 GPU and a
-// build for sm_90a only. The grouped MoE case stays on strata::gemm's grouped entry.
+// 128 x 256 tiles, a persistent grid of one block per SM) directly instead of strata::gemm, which does
+// not pick it yet; an sm_90 GPU and a build for sm_90a only. --kernel sm90c2: the same on 2 x 1
+// clusters, B multicast into both blocks. The grouped MoE case stays on strata::gemm's grouped entry.
 //
 // Layout: the one LLM layers use, D[M, N] = A[M, K] * W[N, K]^T (A row-major, B column-major, D
 // row-major; "TN" in cuBLAS's column-major terms), fp32 accumulation, output in the input type.
@@ -159,7 +160,7 @@ double sampled_error(const pool& a, const pool& b, const std::vector<std::uint16
 struct args {
   std::string set = "all";
   bool bf = true;
-  bool sm90 = false;  // --kernel sm90
+  int sm90 = 0;  // --kernel sm90 (1) or sm90c2 (2: 2 x 1 clusters)
   int reps = 20, m = 0, n = 0, k = 0;
 };
 
@@ -190,8 +191,9 @@ args parse(int argc, char** argv) {
     else if (f == "--k") a.k = num();
     else if (f == "--kernel") {
       const std::string v = next();
-      if (v != "entry" && v != "sm90") die("usage", ("--kernel must be entry or sm90, got '" + v + "'").c_str());
-      a.sm90 = v == "sm90";
+      if (v != "entry" && v != "sm90" && v != "sm90c2")
+        die("usage", ("--kernel must be entry, sm90 or sm90c2, got '" + v + "'").c_str());
+      a.sm90 = v == "sm90" ? 1 : v == "sm90c2" ? 2 : 0;
     } else die("usage", ("unknown argument " + f).c_str());
   }
   if (a.set != "all" && a.set != "square" && a.set != "llm" && a.set != "moe")
@@ -243,7 +245,8 @@ int main(int argc, char** argv) {
   cuda_ok(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
   std::printf("device: %s, %d SMs; dtype %s; A row-major, B column-major, D row-major; median of %d calls; strata: %s\n",
               prop.name, prop.multiProcessorCount, bf ? "bf16" : "f16", a.reps,
-              a.sm90 ? "gemm::sm90_kernel (TMA + wgmma, 128 x 256)" : "strata::gemm");
+              a.sm90 == 1 ? "gemm::sm90_kernel (TMA + wgmma, 128 x 256)"
+              : a.sm90 == 2 ? "gemm::sm90_kernel on 2 x 1 clusters (TMA multicast of B)" : "strata::gemm");
   if (a.sm90 && prop.major != 9) die("usage", "--kernel sm90 needs an sm_90 GPU (H100, H200)");
   const pool pa = make_pool(s, max_a, 1, bf), pb = make_pool(s, max_b, 2, bf);
   std::fprintf(stderr, "inputs ready: %zu + %zu random values\n", max_a, max_b);
@@ -269,17 +272,20 @@ int main(int argc, char** argv) {
     double t_s = 0, e_s = INFINITY;
     try {
       if (a.sm90) {
-        const auto run_sm90 = [&](auto tag) {
+        const auto run_sm90 = [&](auto tag, auto cluster) {
           using T = decltype(tag);
           using E = sg::detail::entry_epilogue<T>;
-          using K = sg::sm90_kernel<T, 256, E>;
+          using K = sg::sm90_kernel<T, 256, E, 4, sg::operand_orders::a_row_b_col, decltype(cluster)::value>;
           const auto p = K::make_params({m, n, k, 1}, {static_cast<const T*>(A.data), k, sg::layout::row_major},
                                         {static_cast<const T*>(B.data), k, sg::layout::col_major},
                                         {static_cast<T*>(const_cast<void*>(D.data)), n, sg::layout::row_major}, E::make_params({.alpha = 1.f}, {}, {}),
                                         prop.multiProcessorCount);  // a persistent grid, one block per SM
           return median_seconds(st, a.reps, [&] { strata::launch(s, K::launch_shape_of(p), K{}, p); });
         };
-        t_s = bf ? run_sm90(strata::bf16{}) : run_sm90(strata::f16{});
+        using one = std::integral_constant<int, 1>;
+        using two = std::integral_constant<int, 2>;
+        if (a.sm90 == 1) t_s = bf ? run_sm90(strata::bf16{}, one{}) : run_sm90(strata::f16{}, one{});
+        else t_s = bf ? run_sm90(strata::bf16{}, two{}) : run_sm90(strata::f16{}, two{});
       } else {
         t_s = median_seconds(st, a.reps, [&] { strata::gemm(s, A, B, D, D, o); });
       }

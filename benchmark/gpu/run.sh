@@ -139,6 +139,7 @@ else
   # The Hopper kernel (gemm::sm90_kernel, issue 36) on the same shapes: strata::gemm does not pick it yet.
   bench 90 "GEMM bf16, Hopper kernel (TMA + wgmma) vs cuBLASLt, squares" "$BIN/strata_bench_gemm" --kernel sm90 --set square --reps 10
   bench 150 "GEMM bf16, Hopper kernel (TMA + wgmma) vs cuBLASLt, LLM shapes" "$BIN/strata_bench_gemm" --kernel sm90 --set llm --reps 10
+  bench 90 "GEMM bf16, Hopper kernel on 2 x 1 clusters (B multicast) vs cuBLASLt, squares" "$BIN/strata_bench_gemm" --kernel sm90c2 --set square --reps 10
 fi
 
 # ---- 2b. convolution against cuDNN -----------------------------------------------------------------------

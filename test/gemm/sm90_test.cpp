@@ -55,7 +55,9 @@ void check_sm90(const sm90_case& c) {
   const sg::problem pr{c.m, c.n, c.k, c.batch};
   const auto p = Kernel::make_params(pr, {da.data(), lda, la, (long long)sa}, {db.data(), ldb, lb, (long long)sb},
                                      {dd.data(), ldd, c.d, (long long)sd}, epp, c.units);
-  if (c.units > 0) REQUIRE(Kernel::launch_shape_of(p).grid.x == std::min<long long>(c.units, p.work));
+  if (c.units > 0)
+    REQUIRE(Kernel::launch_shape_of(p).grid.x ==
+            Kernel::cluster_m * std::min<long long>(std::max(1, c.units / Kernel::cluster_m), p.work));
   strata::launch(s, Kernel::launch_shape_of(p), Kernel{}, p);
   const auto out = to_host(s, dd);
   const double tol = sg::reference::tolerance(c.k, mantissa_bits<TD>(), false, false);
@@ -179,6 +181,22 @@ TEST_CASE("Hopper GEMM epilogue: pair stores inside a row-major D with an even l
   check_sm90<KF>({.m = 128, .n = 128, .k = 16, .alpha = -1.f, .seed = 64, .dpad = 0});
 }
 
+TEST_CASE("Hopper GEMM on 2 x 1 clusters: B's tile multicast into both blocks", "[gemm][sm90][cluster]") {
+  using sg::operand_orders;
+  using K = sg::sm90_kernel<bf16, 256, chain<bf16, bf16>, 4, operand_orders::a_row_b_col, 2>;
+  using NN = sg::sm90_kernel<f16, 128, chain<f16, f16>, 3, operand_orders::a_row_b_row, 2>;
+  using F8 = sg::sm90_kernel<strata::f8_e4m3, 128, chain<strata::f8_e4m3, bf16>, 2, operand_orders::a_row_b_col, 2>;
+  REQUIRE(K::launch_shape_of(K::params{}).cluster.x == 2);
+  check_sm90<K>({.m = 256, .n = 256, .k = 128, .seed = 71, .dpad = 0});                  // one cluster, one group
+  check_sm90<K>({.m = 300, .n = 300, .k = 200, .beta = 0.5f, .seed = 72});                // 3 M tiles: a half-empty group
+  check_sm90<K>({.m = 520, .n = 600, .k = 72, .batch = 2, .seed = 73, .units = 4});       // persistent, 2 clusters
+  check_sm90<NN>({.m = 130, .n = 260, .k = 136, .seed = 74, .random_schedule = true});
+  check_sm90<NN>({.m = 64, .n = 128, .k = 0, .beta = 1.f, .seed = 75});
+  using B2 = sg::sm90_kernel<bf16, 128, chain<bf16, bf16>, 2, operand_orders::a_row_b_col, 2>;
+  check_sm90<B2>({.m = 200, .n = 130, .k = 192, .seed = 77, .units = 2});               // 2 stages, ring wraps
+  check_sm90<F8>({.m = 200, .n = 130, .k = 300, .pad = 16, .seed = 76, .units = 2});
+}
+
 TEST_CASE("Hopper GEMM make_params names what TMA cannot read", "[gemm][sm90][negative]") {
   using K = sg::sm90_kernel<bf16, 128, chain<bf16, bf16>>;
   strata::device_buffer<bf16> a(4096), b(4096), d(4096);
@@ -194,7 +212,7 @@ TEST_CASE("Hopper GEMM make_params names what TMA cannot read", "[gemm][sm90][ne
   };
   const sg::operand<const bf16> ok_a{a.data(), 32, sg::layout::row_major, 0}, ok_b{b.data(), 32, sg::layout::col_major, 0};
   CHECK(refused(ok_a, ok_b) == "accepted");
-  CHECK_THAT(refused({a.data(), 36, sg::layout::row_major, 0}, ok_b), Catch::Contains("a: ") && Catch::Contains("multiples of 8"));
+  CHECK_THAT(refused({a.data(), 36, sg::layout::row_major, 0}, ok_b), Catch::Contains("a: ") && Catch::Contains("multiples of 16 bytes"));
   CHECK_THAT(refused({a.data() + 1, 32, sg::layout::row_major, 0}, ok_b), Catch::Contains("a: ") && Catch::Contains("16-byte"));
   CHECK_THAT(refused({a.data(), 32, sg::layout::col_major, 0}, ok_b), Catch::Contains("a: ") && Catch::Contains("row-major"));
   CHECK_THAT(refused(ok_a, {b.data(), 32, sg::layout::row_major, 0}), Catch::Contains("b: ") && Catch::Contains("column-major"));

@@ -151,13 +151,22 @@ inline void cluster_sync(gpu_thread& t, const site& where) {
 /// A spin-wait: returns once pred() is true. In between, the thread yields to the others of its unit
 /// (a raw spin loop would starve them: they share one OS thread). pred must not have side effects;
 /// the scheduler relies on that to tell a wait that can never end from one that is merely early.
+///
+/// Only a resume that re-checks pred and finds it still false counts as idle (unit_state::idle_spins):
+/// the resume that reached the wait did work on the way (arrivals, copies, another wait passed), so its
+/// first false check is not idle. Counting it was wrong: a sweep in which every thread made progress
+/// and then began a new wait looked idle, and the unit was reported as never finishing (found with the
+/// Hopper GEMM's producer, whose barrier phase flipped in the same sweep).
 template <class Pred>
 void spin_until(gpu_thread& t, Pred&& pred, const site& where) {
-  while (!pred()) {
-    ++t.unit->idle_spins;
-    t.waiting = wait_kind::spin;
-    t.waiting_at = where;
-    suspend(t);  // stays runnable: the scheduler resumes it in its next sweep
+  if (!pred()) {
+    for (;;) {
+      t.waiting = wait_kind::spin;
+      t.waiting_at = where;
+      suspend(t);  // stays runnable: the scheduler resumes it in its next sweep
+      if (pred()) break;
+      ++t.unit->idle_spins;
+    }
   }
   t.waiting = wait_kind::none;
 }

@@ -50,7 +50,7 @@
 namespace strata::ops::gemm {
 
 template <class T, int TileN, class Epilogue, int Stages = 4, operand_orders Orders = operand_orders::a_row_b_col,
-          class Order = order::default_for<arch::sm90a>>
+          int ClusterM = 1, class Order = order::default_for<arch::sm90a>>
 struct sm90_kernel {
   static constexpr bool fp8 = std::is_same_v<T, f8_e4m3> || std::is_same_v<T, f8_e5m2>;
   static_assert(std::is_same_v<T, f16> || std::is_same_v<T, bf16> || fp8,
@@ -60,11 +60,15 @@ struct sm90_kernel {
   static_assert(TileN == 64 || TileN == 128 || TileN == 256, "gemm::sm90_kernel: TileN is 64, 128 or 256");
   static_assert(Stages >= 2, "gemm::sm90_kernel: at least two stages");
   static_assert(Orders != operand_orders::any, "gemm::sm90_kernel is compiled for one pair of operand orders");
+  static_assert(ClusterM == 1 || ClusterM == 2, "gemm::sm90_kernel: clusters of 1 or 2 blocks along M");
   /// Whether A (B) is K-major in global memory: A row-major, B column-major. The other order is read
   /// as M- (N-) major boxes and given to wgmma transposed (imm-trans), not copied twice.
   static constexpr bool a_k_major = Orders == operand_orders::a_row_b_col || Orders == operand_orders::a_row_b_row;
   static constexpr bool b_k_major = Orders == operand_orders::a_row_b_col || Orders == operand_orders::a_col_b_col;
   static constexpr operand_orders orders = Orders;
+  /// Blocks of a cluster, along M: they share B's tile, each loading 1 / ClusterM of it and
+  /// multicasting it into all (TMA multicast), so B is read from L2 once per cluster.
+  static constexpr int cluster_m = ClusterM;
   using target = arch::sm90a;
   using atom = std::conditional_t<fp8, mma::sm90_64xNx32<T, TileN>,
                                   mma::sm90_64xNx16<T, TileN, a_k_major ? mma::wgmma_major::k : mma::wgmma_major::mn,
@@ -104,7 +108,8 @@ struct sm90_kernel {
     Order order;
     long long tiles = 0;    // output tiles per batch entry
     long long work = 0;     // tiles x batch entries
-    int blocks = 0;         // blocks launched; each takes work items b, b + blocks, b + 2 blocks, ...
+    int blocks = 0;         // blocks launched; each (cluster) takes work items b, b + blocks, ... (in clusters)
+    int m_groups = 0, n_tiles = 0;  // ClusterM > 1: groups of ClusterM tiles along M, tiles along N
     int k_tiles = 0;
     typename Epilogue::params epilogue;
     /// D may be written two elements per store (row-major, even ld and batch stride, aligned base).
@@ -112,7 +117,7 @@ struct sm90_kernel {
   };
 
   /// Params for A (m x k) and B (k x n) in the kernel's orders: both read by TMA, so their bases must
-  /// be 16-byte aligned and lda, ldb and the batch strides multiples of 8 elements.
+  /// be 16-byte aligned and lda, ldb and the batch strides multiples of 16 bytes.
   ///
   /// `units`: blocks to launch, each looping over output tiles (a persistent grid: the SM count); 0 or
   /// at least the tile count gives one block per tile. The stage ring runs on across a block's tiles,
@@ -127,9 +132,11 @@ struct sm90_kernel {
     if (pr.m < 0 || pr.n < 0 || pr.k < 0 || pr.batch < 1)
       throw invalid_argument(op, "problem", "has a negative size or a batch below 1");
     const auto tma_ready = [&](const operand<const T>& x, const char* arg) {
-      if (reinterpret_cast<std::uintptr_t>(x.data) % 16 != 0 || x.ld % 8 != 0 || (pr.batch > 1 && x.batch_stride % 8 != 0))
+      constexpr long long per16 = 16 / static_cast<long long>(sizeof(T));  // elements per 16 bytes
+      if (reinterpret_cast<std::uintptr_t>(x.data) % 16 != 0 || x.ld % per16 != 0 || (pr.batch > 1 && x.batch_stride % per16 != 0))
         throw invalid_argument(op, arg, "is read by TMA: its base must be 16-byte aligned and its leading dimension and "
-                                        "batch stride multiples of 8 elements (ld " + std::to_string(x.ld) + ")");
+                                        "batch stride multiples of 16 bytes (" + std::to_string(per16) + " elements; ld " +
+                                        std::to_string(x.ld) + ")");
     };
     tma_ready(a, "a");
     tma_ready(b, "b");
@@ -139,8 +146,17 @@ struct sm90_kernel {
     const auto op_ = order::gemm_problem(pr.m, pr.n, pr.k, tile_m, tile_n, tile_k, int(sizeof(T)), arch::sm90a::chiplets);
     p.order = Order(op_);
     p.tiles = op_.tiles();
-    p.work = p.tiles * pr.batch;
-    p.blocks = int(units > 0 && units < p.work ? units : p.work);
+    if constexpr (ClusterM == 1) {
+      p.work = p.tiles * pr.batch;
+      p.blocks = int(units > 0 && units < p.work ? units : p.work);
+    } else {
+      // Work items are clusters' tile groups: ClusterM tiles along M with one tile of N.
+      p.m_groups = ((pr.m + tile_m - 1) / tile_m + ClusterM - 1) / ClusterM;
+      p.n_tiles = (pr.n + tile_n - 1) / tile_n;
+      p.work = (long long)p.m_groups * p.n_tiles * pr.batch;
+      const long long clusters = units >= ClusterM && units / ClusterM < p.work ? units / ClusterM : p.work;
+      p.blocks = int(clusters * ClusterM);
+    }
     p.k_tiles = (pr.k + tile_k - 1) / tile_k;
     p.epilogue = ep;
     p.d_row_pairs = sizeof(td) <= 4 && d.order == layout::row_major && d.ld % 2 == 0 &&
@@ -148,15 +164,15 @@ struct sm90_kernel {
                     reinterpret_cast<std::uintptr_t>(d.data) % sizeof(epilogue::output_pair<td>) == 0;
     if (pr.m > 0 && pr.n > 0 && pr.k > 0) {
       p.a = map_of(a, pr.m, pr.k, pr.batch, tile_m, a_k_major);
-      p.b = map_of(b, pr.n, pr.k, pr.batch, tile_n, b_k_major);
+      p.b = map_of(b, pr.n, pr.k, pr.batch, tile_n / ClusterM, b_k_major);
     }
     return p;
   }
 
   /// params::blocks blocks (at least one).
   static launch_shape launch_shape_of(const params& p) {
-    return launch_shape{.grid = dims(p.blocks > 0 ? p.blocks : 1), .block = dims(threads),
-                        .dynamic_shared_bytes = dynamic_shared_bytes};
+    return launch_shape{.grid = dims(p.blocks > 0 ? p.blocks : ClusterM), .block = dims(threads),
+                        .cluster = dims(ClusterM), .dynamic_shared_bytes = dynamic_shared_bytes};
   }
 
   template <class Ctx>
@@ -175,12 +191,17 @@ struct sm90_kernel {
     unsigned char* dyn = ctx.template dynamic_shared<unsigned char>();
     const std::uint32_t address = mma::smem_descriptor::of(ctx, dyn, mma::wgmma_swizzle::none, 0, 0).address();
     unsigned char* stage0 = dyn + (1024 - address % 1024) % 1024;
-    if (ctx.block().thread_rank() == 0)
+    if (ctx.block().thread_rank() == 0) {
+      // A stage is free once every consumer warpgroup of the cluster has released it: the cluster's
+      // other blocks multicast into it.
       for (int i = 0; i < Stages; ++i) {
         s.full[i].init(ctx, 1);
-        s.empty[i].init(ctx, consumers);
+        s.empty[i].init(ctx, consumers * ClusterM);
       }
-    ctx.block().sync();
+      if constexpr (ClusterM > 1) mbarrier::fence_init(ctx);
+    }
+    if constexpr (ClusterM > 1) ctx.cluster().sync();
+    else ctx.block().sync();
     const int group = ctx.warpgroup().index();
     if (group == 0) {
       arch::decrease_registers<producer_registers>(ctx);
@@ -189,15 +210,40 @@ struct sm90_kernel {
       arch::increase_registers<consumer_registers>(ctx);
       consume(ctx, p, s, stage0, group - 1);
     }
+    // No block leaves while another of its cluster may still multicast into it or arrive on its barriers.
+    if constexpr (ClusterM > 1) ctx.cluster().sync();
+  }
+
+  /// This block's first work item and the stride between its items: blocks, or clusters.
+  template <class Ctx>
+  STRATA_HOST_DEVICE static long long first_item(Ctx& ctx) {
+    if constexpr (ClusterM == 1) return ctx.block().rank();
+    else return ctx.cluster().index();
+  }
+  STRATA_HOST_DEVICE static long long item_stride(const params& p) { return p.blocks / ClusterM; }
+
+  /// This block's rank in its cluster (0 without clusters).
+  template <class Ctx>
+  STRATA_HOST_DEVICE static int cluster_rank(Ctx& ctx) {
+    if constexpr (ClusterM == 1) return 0;
+    else return ctx.cluster().block_rank();
   }
 
   /// The output tile and batch entry of work item w.
   struct work_item {
     int m0, n0, batch;
   };
-  STRATA_HOST_DEVICE static work_item item(const params& p, long long w) {
-    const order::tile t = p.order(w % p.tiles);
-    return {int(t.m) * tile_m, int(t.n) * tile_n, int(w / p.tiles)};
+  STRATA_HOST_DEVICE static work_item item(const params& p, long long w, int rank) {
+    if constexpr (ClusterM == 1) {
+      const order::tile t = p.order(w % p.tiles);
+      return {int(t.m) * tile_m, int(t.n) * tile_n, int(w / p.tiles)};
+    } else {
+      // Along M first, so that clusters running at once share B's tiles in L2 as well.
+      const long long per_batch = (long long)p.m_groups * p.n_tiles;
+      const long long in_batch = w % per_batch;
+      const int mg = int(in_batch % p.m_groups), nt = int(in_batch / p.m_groups);
+      return {(mg * ClusterM + rank) * tile_m, nt * tile_n, int(w / per_batch)};
+    }
   }
 
   /// The tensor map of an operand with `rows` rows of M or N and k of K. K-major: boxes of box_rows x
@@ -230,29 +276,47 @@ struct sm90_kernel {
   template <class Ctx>
   STRATA_HOST_DEVICE void produce(Ctx& ctx, const params& p, shared_storage& s, unsigned char* stage0) const {
     unsigned it = 0;
-    for (long long w = ctx.block().rank(); w < p.work; w += p.blocks) {
-      const work_item x = item(p, w);
+    for (long long w = first_item(ctx); w < p.work; w += item_stride(p)) {
+      const work_item x = item(p, w, cluster_rank(ctx));
       for (int kt = 0; kt < p.k_tiles; ++kt, ++it) {
         const int st = int(it % Stages), round = int(it / Stages);
         s.empty[st].wait(ctx, (round & 1) ^ 1);
         s.full[st].arrive_expect_tx(ctx, std::uint32_t(stage_bytes));
         load_operand<a_k_major, tile_m>(ctx, a_stage(stage0, st), p.a, s.full[st], kt * tile_k, x.m0, x.batch);
-        load_operand<b_k_major, tile_n>(ctx, b_stage(stage0, st), p.b, s.full[st], kt * tile_k, x.n0, x.batch);
+        if constexpr (ClusterM == 1) {
+          load_operand<b_k_major, tile_n>(ctx, b_stage(stage0, st), p.b, s.full[st], kt * tile_k, x.n0, x.batch);
+        } else {
+          // This block's 1 / ClusterM of B's tile, into every block of the cluster.
+          constexpr int part = tile_n / ClusterM;
+          const int rank = cluster_rank(ctx);
+          load_operand<b_k_major, part, true>(ctx, b_stage(stage0, st) + b_part_offset(rank), p.b, s.full[st],
+                                              kt * tile_k, x.n0 + rank * part, x.batch);
+        }
       }
     }
   }
 
   /// One operand's stage: a K-major box of Rows x 64 k, or Rows / 64 M- (N-) major boxes of 64 k x 64,
   /// 8 KiB apart (each 64 k-rows of 128 bytes).
-  template <bool KMajor, int Rows, class Ctx>
+  template <bool KMajor, int Rows, bool Multicast = false, class Ctx>
   STRATA_HOST_DEVICE static void load_operand(Ctx& ctx, unsigned char* stage, const copy::tensor_map& map, mbarrier& bar,
                                               int k0, int r0, int batch) {
+    const auto load = [&](unsigned char* dst, int c0, int c1) {
+      if constexpr (Multicast) copy::tma_load_multicast(ctx, dst, map, bar, std::uint16_t((1u << ClusterM) - 1), c0, c1, batch);
+      else copy::tma_load(ctx, dst, map, bar, c0, c1, batch);
+    };
     if constexpr (KMajor) {
-      copy::tma_load(ctx, stage, map, bar, k0, r0, batch);
+      load(stage, k0, r0);
     } else {
       STRATA_UNROLL
-      for (int j = 0; j < Rows / 64; ++j) copy::tma_load(ctx, stage + j * 64 * 128, map, bar, r0 + 64 * j, k0, batch);
+      for (int j = 0; j < Rows / 64; ++j) load(stage + j * 64 * 128, r0 + 64 * j, k0);
     }
+  }
+
+  /// Where block `rank`'s part of B's stage starts: K-major rows of 128 bytes, or N-major blocks of
+  /// 64 rows x 64 k-rows (8 KiB), either way 128 bytes per row of N.
+  STRATA_HOST_DEVICE static constexpr std::size_t b_part_offset(int rank) {
+    return std::size_t(rank) * (tile_n / ClusterM) * 128;
   }
 
   /// The wgmma descriptor of an operand's stage from row `r` (a multiple of 64) on. K-major: 128-byte
@@ -271,8 +335,8 @@ struct sm90_kernel {
   STRATA_HOST_DEVICE void consume(Ctx& ctx, const params& p, shared_storage& s, unsigned char* stage0, int c) const {
     const bool leader = ctx.warpgroup().thread_rank() == 0;
     unsigned it = 0;
-    for (long long w = ctx.block().rank(); w < p.work; w += p.blocks) {
-      const work_item x = item(p, w);
+    for (long long w = first_item(ctx); w < p.work; w += item_stride(p)) {
+      const work_item x = item(p, w, cluster_rank(ctx));
       typename atom::c_fragment acc;
       STRATA_UNROLL
       for (int v = 0; v < atom::c_values; ++v) acc[v] = 0.f;
@@ -300,11 +364,23 @@ struct sm90_kernel {
       mma::wgmma_commit(ctx);
       // The previous stage's wgmmas are done: its buffer goes back to the producer.
       mma::wgmma_wait<1>(ctx, acc);
-      if (kt > 0 && leader) s.empty[(it - 1) % Stages].arrive(ctx);
+      if (kt > 0 && leader) release(ctx, s.empty[(it - 1) % Stages]);
     }
     mma::wgmma_wait<0>(ctx, acc);
-    if (p.k_tiles > 0 && leader) s.empty[(it - 1) % Stages].arrive(ctx);
+    if (p.k_tiles > 0 && leader) release(ctx, s.empty[(it - 1) % Stages]);
     return it;
+  }
+
+  /// One consumer warpgroup's release of a stage: on its own block's "empty" barrier, and with clusters
+  /// on the barrier at the same place in every block of the cluster (whose producers multicast into it).
+  template <class Ctx>
+  STRATA_HOST_DEVICE static void release(Ctx& ctx, mbarrier& empty) {
+    if constexpr (ClusterM == 1) {
+      empty.arrive(ctx);
+    } else {
+      STRATA_UNROLL
+      for (int r = 0; r < ClusterM; ++r) empty.arrive_cluster(ctx, r);
+    }
   }
 
   /// D = epilogue(acc) for the warpgroup's 64 rows; nothing past M or N. Where the warpgroup's 64 x
