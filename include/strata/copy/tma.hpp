@@ -43,6 +43,7 @@
 #include "strata/arch/mbarrier.hpp"
 #include "strata/arch/target.hpp"
 #include "strata/config/config.hpp"
+#include "strata/tensor/swizzle.hpp"
 
 #include <string>
 #include <vector>
@@ -167,9 +168,9 @@ namespace detail {
 template <class Target>
 inline constexpr bool has_tma = Target::atoms.has(arch::atom_family::tma);
 
+/// The box's swizzle on a shared address: the same as wgmma's descriptors read (tensor/swizzle.hpp).
 STRATA_HOST_DEVICE constexpr std::uint32_t tma_swizzled(std::uint32_t address, tma_swizzle s) {
-  const std::uint32_t mask = std::uint32_t(swizzle_bytes(s) / 16 - 1);
-  return address ^ (((address >> 7) & mask) << 4);
+  return span_swizzled(address, swizzle_bytes(s));
 }
 }  // namespace detail
 

@@ -61,6 +61,7 @@
 #include "strata/mma/detail/wgmma_issue.hpp"
 #include "strata/mma/layout.hpp"
 #include "strata/numeric/numeric.hpp"
+#include "strata/tensor/swizzle.hpp"
 
 #if !STRATA_DEVICE_PASS
 #include <string>
@@ -83,8 +84,7 @@ STRATA_HOST_DEVICE constexpr int swizzle_bytes(wgmma_swizzle s) {
 
 /// A shared address under the swizzle: bits [7, 7 + log2(W / 16)) XORed into bits [4, ...).
 STRATA_HOST_DEVICE constexpr std::uint32_t swizzled_address(std::uint32_t address, wgmma_swizzle s) {
-  const std::uint32_t mask = std::uint32_t(swizzle_bytes(s) / 16 - 1);
-  return address ^ (((address >> 7) & mask) << 4);
+  return span_swizzled(address, swizzle_bytes(s));
 }
 
 /// The shared-memory matrix descriptor of a wgmma operand (PTX ISA 9.7.15.5.1.2.2): start address,

@@ -52,6 +52,19 @@ struct swizzle {
 
 using no_swizzle = swizzle<0, 0, 0>;
 
+/// The swizzle of Hopper's wgmma descriptors and TMA boxes on a shared-memory byte address, for a
+/// swizzle span of 32, 64 or 128 bytes (16: none): swizzle<log2(span / 16), 4, 3>, address bits
+/// [7, 7 + log2(span / 16)) XORed into bits [4, ...). The span is a run-time value there (a descriptor
+/// field, a tensor map's mode), hence a function rather than the type.
+STRATA_HOST_DEVICE constexpr unsigned span_swizzled(unsigned address, int span_bytes) {
+  const unsigned mask = unsigned(span_bytes / 16 - 1);
+  return address ^ (((address >> 7) & mask) << 4);
+}
+static_assert(span_swizzled(0x3A5u, 128) == unsigned(swizzle<3, 4, 3>{}(0x3A5)) &&
+                  span_swizzled(0x3A5u, 64) == unsigned(swizzle<2, 4, 3>{}(0x3A5)) &&
+                  span_swizzled(0x3A5u, 32) == unsigned(swizzle<1, 4, 3>{}(0x3A5)) && span_swizzled(0x3A5u, 16) == 0x3A5u,
+              "span_swizzled is swizzle<log2(span / 16), 4, 3>");
+
 template <class Sw, class L>
 struct swizzled_layout {
   using swizzle_type = Sw;
