@@ -253,6 +253,16 @@ set(failures "")
 if(STRATA_KIND STREQUAL "nvcc")
   set(current "")
   foreach(line IN LISTS report_lines)
+    # ptxas notes that it had to serialize wgmmas or fence them itself (C7510, C7519, ...): a register
+    # write between a kernel's wgmma_fence and its wgmmas, or an accumulator touched while in flight.
+    # The kernel then runs, slower than its source says; name the kernel and the note.
+    if(line MATCHES "\\((C75[0-9][0-9])\\) (.*(wgmma|GMMA).*) in function '([^']+)'")
+      set(note_code "${CMAKE_MATCH_1}")
+      set(note_function "${CMAKE_MATCH_4}")
+      string(REGEX REPLACE " in around line [0-9]+" "" note_text "${CMAKE_MATCH_2}")
+      short_kernel_name("${note_function}" note_kernel)
+      list(APPEND failures "ptxas (${note_code}) in ${note_kernel}: ${note_text}")
+    endif()
     if(line MATCHES "Compiling entry function '([^']+)'")
       short_kernel_name("${CMAKE_MATCH_1}" current)
       list(APPEND kernels "${current}")

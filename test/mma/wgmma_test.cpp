@@ -87,6 +87,31 @@ constexpr std::uint32_t swizzled(std::uint32_t address, wgmma_swizzle sw) {
 // Per warpgroup: A (64 x K, up to K = 128) and B (K x N, up to 32 KiB), each 1024-byte aligned.
 constexpr std::size_t a_bytes = 16 * 1024, b_bytes = 32 * 1024, group_bytes = a_bytes + b_bytes;
 
+/// Writes a rows x cols operand tile (element (mn, k) = at(mn, k)) into shared memory at `tile` in the
+/// canonical layout `l` with its swizzle, or, with `strata_swizzle`, in 128-byte rows of K whose
+/// 16-byte units strata::swizzle XORs with the row (the GEMM's stage tiles). Warpgroup thread `tid`
+/// writes every 128th element.
+template <class Ctx, class At>
+void write_tile(Ctx& ctx, unsigned char* tile, const tile_layout& l, bool strata_swizzle, int tid, At at) {
+  using T = decltype(at(0, 0));
+  unsigned char* smem = ctx.template dynamic_shared<unsigned char>();
+  // Shared addresses as the descriptors see them: from the start of the block's shared memory.
+  const auto base = std::uint32_t(tile - smem);
+  for (int e = tid; e < l.rows * l.cols; e += 128) {
+    const int mn = e / l.cols, k = e % l.cols;
+    std::uint32_t to;
+    if (strata_swizzle) {
+      constexpr int per_row = 128 / int(sizeof(T));
+      using sw = strata::swizzle<3, sizeof(T) == 2 ? 3 : 4, 3>;
+      to = base + std::uint32_t(sw{}((k / per_row) * l.rows * per_row + mn * per_row + k % per_row)) * std::uint32_t(sizeof(T));
+    } else {
+      to = swizzled(base + l.offset(mn, k), l.sw);
+    }
+    const T x = at(mn, k);
+    std::memcpy(smem + to, &x, sizeof x);
+  }
+}
+
 template <class T>
 struct wgmma_params {
   const T* a;      // (instances, 64, K) row-major
@@ -121,35 +146,8 @@ struct wgmma_kernel {
     const tile_layout lb{b_written, Sw, N, p.k, int(sizeof(T))};
     const T* a = p.a + instance * M * p.k;
     const T* b = p.b + instance * p.k * N;
-    // Element (r, k) of a rows x K tile in 128-byte rows of K, column block by column block, through
-    // strata::swizzle (16-byte units: 8 elements of 2 bytes, 16 of 1).
-    const auto stage_index = [](int rows, int r, int k) {
-      constexpr int per_row = 128 / int(sizeof(T));
-      using sw = strata::swizzle<3, sizeof(T) == 2 ? 3 : 4, 3>;
-      return std::uint32_t(sw{}((k / per_row) * rows * per_row + r * per_row + k % per_row));
-    };
-    // Shared addresses as the descriptors see them: from the start of the block's shared memory.
-    const auto base = [&](const unsigned char* q) {
-      return std::uint32_t(q - reinterpret_cast<unsigned char*>(ctx.template dynamic_shared<unsigned char>()));
-    };
-    for (int e = tid; e < M * p.k; e += 128) {
-      const int m = e / p.k, k = e % p.k;
-      std::uint32_t at;
-      if (p.strata_swizzle) {
-        // Rows of 128 bytes, 16-byte units swizzled by the row: the GEMM's stage tiles.
-        at = base(sa) + stage_index(M, m, k) * std::uint32_t(sizeof(T));
-      } else {
-        at = swizzled(base(sa) + la.offset(m, k), Sw);
-      }
-      std::memcpy(ctx.template dynamic_shared<unsigned char>() + at, &a[m * p.k + k], sizeof(T));
-    }
-    for (int e = tid; e < N * p.k; e += 128) {
-      const int n = e / p.k, k = e % p.k;
-      std::uint32_t at;
-      if (p.strata_swizzle) at = base(sb) + stage_index(N, n, k) * std::uint32_t(sizeof(T));
-      else at = swizzled(base(sb) + lb.offset(n, k), Sw);
-      std::memcpy(ctx.template dynamic_shared<unsigned char>() + at, &b[k * N + n], sizeof(T));
-    }
+    write_tile(ctx, sa, la, p.strata_swizzle, tid, [&](int m, int k) { return a[m * p.k + k]; });
+    write_tile(ctx, sb, lb, p.strata_swizzle, tid, [&](int n, int k) { return b[k * N + n]; });
     mma::fence_async_shared(ctx);  // generic stores, read next by the tensor cores (async proxy)
     ctx.block().sync();
 
@@ -179,6 +177,158 @@ struct wgmma_kernel {
   }
 };
 
+/// The register-A form: each thread loads its A fragment of each k step from global memory by the
+/// atom's a_coord, B goes through shared memory as in wgmma_kernel.
+template <class Atom, wgmma_swizzle Sw>
+struct wgmma_rs_kernel {
+  using target = arch::sm90a;
+  using T = typename Atom::a_type;
+  static constexpr const char* name = "wgmma_rs_kernel";
+  static constexpr int M = Atom::M, N = Atom::N;
+
+  template <class Ctx>
+  void operator()(Ctx& ctx, const wgmma_params<T>& p) const {
+    const auto wg = ctx.warpgroup();
+    const int tid = wg.thread_rank();
+    const long long instance = ctx.block().rank() * wg.count() + wg.index();
+    unsigned char* sb = ctx.template dynamic_shared<unsigned char>() + wg.index() * group_bytes + a_bytes;
+    const wgmma_major b_written = p.wrong == misuse::wrong_b_order
+                                      ? (Atom::major_b == wgmma_major::k ? wgmma_major::mn : wgmma_major::k)
+                                      : Atom::major_b;
+    const tile_layout lb{b_written, Sw, N, p.k, int(sizeof(T))};
+    const T* a = p.a + instance * M * p.k;
+    const T* b = p.b + instance * p.k * N;
+    write_tile(ctx, sb, lb, p.strata_swizzle, tid, [&](int n, int k) { return b[k * N + n]; });
+    mma::fence_async_shared(ctx);
+    ctx.block().sync();
+
+    typename Atom::c_fragment acc;
+    const float* c = p.c + instance * M * N;
+    for (int v = 0; v < Atom::c_values; ++v) {
+      const auto x = Atom::c_coord(tid, v);
+      acc[v] = c[x.row * N + x.col];
+    }
+    if (p.wrong != misuse::no_fence) mma::wgmma_fence(ctx, acc);
+    for (int s = 0; s < p.k / Atom::K; ++s) {
+      typename Atom::a_fragment fa;
+      for (int v = 0; v < Atom::a_values; ++v) {
+        const auto x = Atom::a_coord(tid, v);
+        fa[v] = a[x.row * p.k + s * Atom::K + x.col];
+      }
+      auto db = mma::smem_descriptor::of(ctx, sb + lb.step(s, Atom::K), Sw, lb.lbo(), lb.sbo());
+      if (p.wrong == misuse::different_descriptors && tid == 77) db = db.advanced(16);
+      Atom::mma_async(ctx, fa, db, acc, s > 0 || p.accumulate);
+    }
+    mma::wgmma_commit(ctx);
+    if (p.wrong != misuse::no_wait) mma::wgmma_wait<0>(ctx, acc);
+    float* d = p.d + instance * M * N;
+    for (int v = 0; v < Atom::c_values; ++v) {
+      const auto x = Atom::c_coord(tid, v);
+      d[x.row * N + x.col] = acc[v];
+    }
+  }
+};
+
+/// Attention's two products on one warpgroup: S = Q K^T (both from shared memory, K-major, 128-byte
+/// swizzle), P = S rounded to T in registers, used in place as the A fragments of O = P V (V's rows
+/// along N, the N-major B of the register-A form). Checks accumulator_is_a_fragment end to end.
+template <class T>
+struct chain_params {
+  const T *q, *k, *v;  // Q (64 x depth), K (keys x depth), V (keys x D), row-major
+  float* o;            // O (64 x D), row-major
+};
+
+template <class T, int Keys, int D>
+struct wgmma_chain_kernel {
+  using target = arch::sm90a;
+  static constexpr const char* name = "wgmma_chain_kernel";
+  using qk = mma::sm90_64xNx16<T, Keys>;
+  using pv = mma::sm90_64xNx16_rs<T, D, wgmma_major::mn>;
+  static_assert(pv::accumulator_is_a_fragment(), "S's accumulators are P's A fragments");
+  static constexpr int depth = 64;  // Q K^T's K: the head dimension of Q and K
+
+  template <class Ctx>
+  void operator()(Ctx& ctx, const chain_params<T>& params) const {
+    const T *q = params.q, *k = params.k, *v = params.v;
+    float* o = params.o;
+    const int tid = ctx.warpgroup().thread_rank();
+    unsigned char* sq = ctx.template dynamic_shared<unsigned char>();
+    unsigned char* sk = sq + a_bytes;
+    unsigned char* sv = sk + b_bytes / 2;
+    const tile_layout lq{wgmma_major::k, wgmma_swizzle::b128, 64, depth, int(sizeof(T))};
+    const tile_layout lk{wgmma_major::k, wgmma_swizzle::b128, Keys, depth, int(sizeof(T))};
+    const tile_layout lv{wgmma_major::mn, wgmma_swizzle::b128, D, Keys, int(sizeof(T))};
+    write_tile(ctx, sq, lq, false, tid, [&](int m, int c) { return q[m * depth + c]; });
+    write_tile(ctx, sk, lk, false, tid, [&](int j, int c) { return k[j * depth + c]; });
+    write_tile(ctx, sv, lv, false, tid, [&](int n, int j) { return v[j * D + n]; });
+    mma::fence_async_shared(ctx);
+    ctx.block().sync();
+
+    typename qk::c_fragment s;
+    mma::wgmma_fence(ctx, s);
+    for (int step = 0; step < depth / 16; ++step)
+      qk::mma_async(ctx, mma::smem_descriptor::of(ctx, sq + lq.step(step, 16), wgmma_swizzle::b128, lq.lbo(), lq.sbo()),
+                    mma::smem_descriptor::of(ctx, sk + lk.step(step, 16), wgmma_swizzle::b128, lk.lbo(), lk.sbo()), s,
+                    step > 0);
+    mma::wgmma_commit(ctx);
+    mma::wgmma_wait<0>(ctx, s);
+
+    typename pv::c_fragment acc;
+    mma::wgmma_fence(ctx, acc);
+    for (int step = 0; step < Keys / 16; ++step) {
+      typename pv::a_fragment p;
+      for (int i = 0; i < pv::a_values; ++i) p[i] = T(s[8 * step + i]);
+      pv::mma_async(ctx, p, mma::smem_descriptor::of(ctx, sv + lv.step(step, 16), wgmma_swizzle::b128, lv.lbo(), lv.sbo()),
+                    acc, step > 0);
+    }
+    mma::wgmma_commit(ctx);
+    mma::wgmma_wait<0>(ctx, acc);
+    for (int i = 0; i < pv::c_values; ++i) {
+      const auto x = pv::c_coord(tid, i);
+      o[x.row * D + x.col] = acc[i];
+    }
+  }
+};
+
+/// Whether the chain kernel's O equals (Q K^T rounded to T) V: P is compared through its rounding,
+/// so each element may differ by two units in T's last place of P (|P| V summed).
+template <class T, int Keys, int D>
+bool run_chain(std::uint64_t seed) {
+  constexpr int depth = wgmma_chain_kernel<T, Keys, D>::depth;
+  const auto q = random_elements<T>(64 * depth, seed);
+  const auto k = random_elements<T>(std::size_t(Keys) * depth, seed + 1);
+  const auto v = random_elements<T>(std::size_t(Keys) * D, seed + 2);
+  strata::stream s;
+  auto dq = to_device(s, q);
+  auto dk = to_device(s, k);
+  auto dv = to_device(s, v);
+  auto dout = poisoned<float>(s, 64 * D, NAN);
+  strata::launch(s, {.grid = 1, .block = 128, .dynamic_shared_bytes = group_bytes}, wgmma_chain_kernel<T, Keys, D>{},
+                 chain_params<T>{dq.data(), dk.data(), dv.data(), dout.data()});
+  const auto out = to_host(s, dout);
+  const double ulp = std::is_same_v<T, strata::bf16> ? 0x1p-8 : 0x1p-11;
+  bool all = true;
+  for (int m = 0; m < 64; ++m)
+    for (int n = 0; n < D; ++n) {
+      double ref = 0, mag = 0;
+      for (int j = 0; j < Keys; ++j) {
+        double sj = 0;
+        for (int c = 0; c < depth; ++c) sj += as_double(q[m * depth + c]) * as_double(k[j * depth + c]);
+        const double p = as_double(T(float(sj)));
+        ref += p * as_double(v[j * D + n]);
+        mag += std::abs(p * as_double(v[j * D + n]));
+      }
+      const double got = out[m * D + n];
+      const bool ok = std::abs(got - ref) <= 2 * ulp * mag + (Keys + 2) * 0x1p-23 * mag + 1e-30;
+      if (!ok && all) {
+        INFO("row " << m << " col " << n << ": got " << got << ", expected " << ref);
+        CHECK(ok);
+      }
+      all = all && ok;
+    }
+  return all;
+}
+
 struct run_result {
   bool matches = true;
   bool any_nan = false;
@@ -186,7 +336,7 @@ struct run_result {
 
 /// Runs `instances` products of 64 x k by k x N on `groups` warpgroups per block; checks each element
 /// against the double reference with the fp32-accumulation bound.
-template <class Atom, wgmma_swizzle Sw>
+template <class Atom, wgmma_swizzle Sw, template <class, wgmma_swizzle> class Kernel = wgmma_kernel>
 run_result run_wgmma(int k, bool accumulate, int groups, int blocks, std::uint64_t seed, misuse wrong = misuse::none,
                      bool strata_swizzle = false, bool require = true) {
   using T = typename Atom::a_type;
@@ -201,7 +351,7 @@ run_result run_wgmma(int k, bool accumulate, int groups, int blocks, std::uint64
   auto dc = to_device(s, c);
   auto dd = poisoned<float>(s, c.size(), NAN);
   strata::launch(s, {.grid = blocks, .block = 128 * groups, .dynamic_shared_bytes = group_bytes * groups},
-                 wgmma_kernel<Atom, Sw>{},
+                 Kernel<Atom, Sw>{},
                  wgmma_params<T>{da.data(), db.data(), dc.data(), dd.data(), k, accumulate, strata_swizzle, wrong});
   const auto d = to_host(s, dd);
   run_result r;
@@ -227,7 +377,7 @@ run_result run_wgmma(int k, bool accumulate, int groups, int blocks, std::uint64
   return r;
 }
 
-template <class Atom, wgmma_swizzle Sw>
+template <class Atom, wgmma_swizzle Sw, template <class, wgmma_swizzle> class Kernel = wgmma_kernel>
 std::string error_of(int block, misuse wrong) {
   using T = typename Atom::a_type;
   strata::stream s;
@@ -239,7 +389,7 @@ std::string error_of(int block, misuse wrong) {
   strata::device_buffer<float> dd(c.size());
   try {
     strata::launch(s, {.grid = 1, .block = block, .dynamic_shared_bytes = group_bytes},
-                   wgmma_kernel<Atom, Sw>{}, wgmma_params<T>{da.data(), db.data(), dc.data(), dd.data(), 16, false, false, wrong});
+                   Kernel<Atom, Sw>{}, wgmma_params<T>{da.data(), db.data(), dc.data(), dd.data(), 16, false, false, wrong});
     s.synchronize();
   } catch (const strata::emulator_error& e) {
     return e.what();
@@ -316,6 +466,44 @@ TEST_CASE("wgmma misuse is reported or poisons the result", "[mma][wgmma][negati
   }
   SECTION("threads of a warpgroup with different descriptors") {
     CHECK_THAT((error_of<atom, wgmma_swizzle::b128>(128, misuse::different_descriptors)),
+               Contains("different descriptors"));
+  }
+}
+
+TEST_CASE("wgmma with A from registers (m64nNk16) equals the product for every B order and swizzle", "[mma][wgmma]") {
+  constexpr auto mn = wgmma_major::mn;
+  REQUIRE(run_wgmma<mma::sm90_64xNx16_rs<bf16, 128>, wgmma_swizzle::b128, wgmma_rs_kernel>(64, true, 1, 1, 201).matches);
+  REQUIRE(run_wgmma<mma::sm90_64xNx16_rs<f16, 64, mn>, wgmma_swizzle::b128, wgmma_rs_kernel>(64, false, 2, 1, 202).matches);
+  REQUIRE(run_wgmma<mma::sm90_64xNx16_rs<bf16, 256, mn>, wgmma_swizzle::b64, wgmma_rs_kernel>(32, true, 1, 2, 203).matches);
+  REQUIRE(run_wgmma<mma::sm90_64xNx16_rs<f16, 16>, wgmma_swizzle::b32, wgmma_rs_kernel>(48, true, 1, 1, 204).matches);
+  REQUIRE(run_wgmma<mma::sm90_64xNx16_rs<bf16, 192, mn>, wgmma_swizzle::none, wgmma_rs_kernel>(32, true, 1, 1, 205).matches);
+  REQUIRE(run_wgmma<mma::sm90_64xNx16_rs<bf16, 64>, wgmma_swizzle::b128, wgmma_rs_kernel>(128, true, 1, 1, 206, misuse::none, true).matches);
+}
+
+TEST_CASE("wgmma with A from registers, e4m3 and e5m2 (m64nNk32)", "[mma][wgmma]") {
+  REQUIRE(run_wgmma<mma::sm90_64xNx32_rs<strata::f8_e4m3, 128>, wgmma_swizzle::b128, wgmma_rs_kernel>(128, true, 1, 1, 211).matches);
+  REQUIRE(run_wgmma<mma::sm90_64xNx32_rs<strata::f8_e5m2, 32>, wgmma_swizzle::b64, wgmma_rs_kernel>(64, false, 1, 1, 212).matches);
+}
+
+TEST_CASE("wgmma: S = Q K^T's accumulators, rounded in place, are P's A fragments for O = P V", "[mma][wgmma]") {
+  REQUIRE(run_chain<bf16, 64, 128>(221));
+  REQUIRE(run_chain<f16, 128, 64>(222));
+  REQUIRE(run_chain<bf16, 16, 256>(223));
+}
+
+TEST_CASE("wgmma with A from registers: misuse is reported", "[mma][wgmma][negative]") {
+  using atom = mma::sm90_64xNx16_rs<bf16, 64>;
+  SECTION("B written in the other order does not give the product (test of the test)") {
+    CHECK_FALSE(run_wgmma<atom, wgmma_swizzle::b128, wgmma_rs_kernel>(64, true, 1, 1, 231, misuse::wrong_b_order, false, false).matches);
+  }
+  SECTION("a wgmma without a fence") {
+    CHECK_THAT((error_of<atom, wgmma_swizzle::b128, wgmma_rs_kernel>(128, misuse::no_fence)), Contains("without a wgmma_fence"));
+  }
+  SECTION("a result never waited for") {
+    CHECK_THAT((error_of<atom, wgmma_swizzle::b128, wgmma_rs_kernel>(128, misuse::no_wait)), Contains("never waited for"));
+  }
+  SECTION("threads of a warpgroup with different B descriptors") {
+    CHECK_THAT((error_of<atom, wgmma_swizzle::b128, wgmma_rs_kernel>(128, misuse::different_descriptors)),
                Contains("different descriptors"));
   }
 }

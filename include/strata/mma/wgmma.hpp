@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/mma/wgmma.hpp -- Hopper warpgroup MMA: wgmma.mma_async with both operands in shared memory
-// (sm_90a, atom_family::wgmma), f16 or bf16 (m64nNk16) or OCP fp8 (m64nNk32) inputs, f32 accumulators.
+// (sm90_wgmma_ss) or A from registers (sm90_wgmma_rs), sm_90a (atom_family::wgmma), f16 or bf16
+// (m64nNk16) or OCP fp8 (m64nNk32) inputs, f32 accumulators.
 //
 //   using atom = mma::sm90_64xNx16<bf16, 128>;   // D (64 x 128) = A (64 x 16) * B (16 x 128) + D
 //   const auto da = mma::smem_descriptor::of(ctx, a_stage, mma::wgmma_swizzle::b128, 16, 1024);
@@ -40,7 +41,8 @@
 // On the emulator (the kernel's target must list atom_family::wgmma: arch::sm90a):
 //   - the warpgroup meets at each wgmma (a warpgroup collective); the last thread to arrive checks
 //     that all 128 passed the same descriptors and accumulate flag, reads A and B from the block's
-//     shared memory through the descriptors (an operand outside it is a kernel bug) and computes
+//     shared memory through the descriptors (an operand outside it is a kernel bug; the register-A
+//     form gathers A from the 128 threads' fragments by a_coord) and computes
 //     D = A * B (+ D) in float, k ascending, each product exact (as the mma.sync atoms: see
 //     mma/detail/execute.hpp for the accuracy bound);
 //   - D does not land at issue: it is queued per thread and lands at the wgmma_wait covering its
@@ -58,6 +60,7 @@
 
 #include "strata/arch/arch.hpp"
 #include "strata/config/config.hpp"
+#include "strata/mma/detail/registers.hpp"
 #include "strata/mma/detail/wgmma_issue.hpp"
 #include "strata/mma/layout.hpp"
 #include "strata/numeric/numeric.hpp"
@@ -166,7 +169,8 @@ inline constexpr bool has_wgmma = Target::atoms.has(arch::atom_family::wgmma);
 template <class Thread>
 struct wgmma_io {
   Thread* thread;
-  std::uint64_t a, b;
+  std::uint64_t a, b;      // descriptors (a: 0 in the register-A form)
+  const void* a_values;    // the register-A form: this thread's A fragment
   bool accumulate;
   void* acc;
   std::size_t acc_bytes;
@@ -181,35 +185,24 @@ const void* wgmma_current(const Thread& t, const void* acc) {
 }
 #endif
 
-}  // namespace detail
-
-/// D (64 x N, f32) = A (64 x K) * B (K x N) + D with both operands in shared memory: K = 16 for f16 /
-/// bf16, 32 for OCP fp8 (f8_e4m3 / f8_e5m2; K-major only, as PTX has it), N one that the device code
-/// covers (16, 32, 64, 128, 192, 256). MajorA / MajorB: the operands' order in shared memory
-/// (wgmma_major). Named by its shapes below: sm90_64xNx16 and sm90_64xNx32.
-template <class AB, int Cols, wgmma_major MajorA = wgmma_major::k, wgmma_major MajorB = wgmma_major::k>
-struct sm90_wgmma_ss {
+/// What both operand forms share: the shapes, the accumulator map, the target check and the
+/// emulator's collective. K = 16 for f16 / bf16, 32 for OCP fp8.
+template <class AB, int Cols>
+struct wgmma_shape {
   static constexpr bool fp8 = std::is_same_v<AB, f8_e4m3> || std::is_same_v<AB, f8_e5m2>;
   static_assert(std::is_same_v<AB, f16> || std::is_same_v<AB, bf16> || fp8,
-                "wgmma from shared memory takes f16, bf16, f8_e4m3 or f8_e5m2 operands here");
-  static_assert(!fp8 || (MajorA == wgmma_major::k && MajorB == wgmma_major::k),
-                "wgmma with fp8 operands reads both K-major (PTX has no imm-trans for 8-bit types)");
-  static_assert(detail::wgmma_issue_has_n<Cols>, "wgmma: N must be 16, 32, 64, 128, 192 or 256");
+                "wgmma takes f16, bf16, f8_e4m3 or f8_e5m2 operands here");
+  static_assert(wgmma_issue_has_n<Cols>, "wgmma: N must be 16, 32, 64, 128, 192 or 256");
   static constexpr int M = 64, N = Cols, K = fp8 ? 32 : 16;
   static constexpr int group_threads = 128;
   static constexpr int c_values = N / 2;
-  static constexpr wgmma_major major_a = MajorA, major_b = MajorB;
-  static constexpr const char* name = std::is_same_v<AB, f16>    ? "wgmma.mma_async.sync.aligned.m64nNk16.f32.f16.f16"
-                                     : std::is_same_v<AB, bf16> ? "wgmma.mma_async.sync.aligned.m64nNk16.f32.bf16.bf16"
-                                     : std::is_same_v<AB, f8_e4m3> ? "wgmma.mma_async.sync.aligned.m64nNk32.f32.e4m3.e4m3"
-                                                                   : "wgmma.mma_async.sync.aligned.m64nNk32.f32.e5m2.e5m2";
   using a_type = AB;
   using b_type = AB;
   using c_type = float;
   using c_fragment = fragment<float, c_values>;
   static constexpr arch::atom_family family = arch::atom_family::wgmma;
   template <class Target>
-  static constexpr bool available_on = detail::has_wgmma<Target>;
+  static constexpr bool available_on = has_wgmma<Target>;
   template <class Target>
   STRATA_HOST_DEVICE static constexpr void require_target() {
     static_assert(available_on<Target>, "wgmma needs sm_90a (atom_family::wgmma), which the kernel's target does not list");
@@ -226,81 +219,61 @@ struct sm90_wgmma_ss {
     return owns_each_once<M, N, group_threads, c_values>([](int t, int i) { return c_coord(t, i); });
   }
 
-  /// Issues D = A * B (+ D when `accumulate`) for the warpgroup; every thread of it calls this with the
-  /// same descriptors and flag. D lands at the wgmma_wait covering the group this wgmma joins.
-  template <class Ctx>
-  STRATA_HOST_DEVICE STRATA_FORCEINLINE static void mma_async(Ctx& ctx, smem_descriptor a, smem_descriptor b,
-                                                              c_fragment& d, bool accumulate = true) {
-    require_target<typename Ctx::target>();
-    if constexpr (Ctx::emulated) {
 #if !STRATA_DEVICE_PASS
-      auto& t = ctx.emulated_thread();
-      if (!t.mma_fenced)
-        kernel_bug(t, std::string(name) + " issued without a wgmma_fence since the thread started or since a "
-                   "wgmma_wait last landed results: PTX requires wgmma.fence between writes to the accumulator "
-                   "registers and the wgmma that reads them");
-      using thread_type = std::remove_reference_t<decltype(t)>;
-      detail::wgmma_io<thread_type> io{&t, a.bits, b.bits, accumulate, &d, sizeof d};
-      ctx.warpgroup().gather(name, &io, [](void* const* all, int threads) { emulate<thread_type>(all, threads); });
-#endif
-    } else {
-      (void)ctx;
-#if STRATA_CUDA_DEVICE_PASS
-      static_assert(available_on<arch::current>, "wgmma: this pass compiles for a GPU without it (sm_90a only)");
-#endif
-      if constexpr (fp8) detail::wgmma_issue<N>::template run_f8<AB>(d.v, a.bits, b.bits, accumulate ? 1 : 0);
-      else detail::wgmma_issue<N>::template run<AB, int(MajorA), int(MajorB)>(d.v, a.bits, b.bits, accumulate ? 1 : 0);
-    }
+  /// Reads an operand through its descriptor: element (mn, k) as a float. An element outside the
+  /// block's shared memory is a kernel bug.
+  template <class Thread>
+  static float load_operand(Thread& t0, const char* name, smem_descriptor dsc, wgmma_major major, int mn, int k,
+                            const char* which) {
+    const std::uint32_t offset = wgmma_operand_offset(mn, k, int(sizeof(AB)), major, dsc.swizzle(),
+                                                      dsc.leading_bytes(), dsc.stride_bytes());
+    const std::uint32_t address = swizzled_address(dsc.address() + offset, dsc.swizzle());
+    const std::size_t smem_bytes = t0.unit->info->shared_total;
+    if (std::size_t(address) + sizeof(AB) > smem_bytes)
+      kernel_bug(t0, std::string(name) + ": operand " + which + " element (" + std::to_string(mn) + ", k " +
+                         std::to_string(k) + ") is at shared address " + std::to_string(address) + ", past the block's " +
+                         std::to_string(smem_bytes) + " bytes of shared memory");
+    AB x;
+    std::memcpy(&x, t0.block->smem + address, sizeof x);
+    return static_cast<float>(x);
   }
 
-#if !STRATA_DEVICE_PASS
-  /// The emulator's body: runs once per warpgroup, on the last thread to arrive.
-  template <class Thread>
-  static void emulate(void* const* all, int threads) {
+  /// The emulator's body, once per warpgroup on the last thread to arrive: checks that every thread
+  /// issued the same wgmma, takes A (64 x K) from `fill_a(A)` and B through its descriptor, computes
+  /// D = A * B (+ D) in float, k ascending, each product exact (as the mma.sync atoms: see
+  /// mma/detail/execute.hpp for the accuracy bound), and queues each thread's share of D until the
+  /// wait; its accumulator registers hold NaN meanwhile.
+  template <class Thread, class FillA>
+  static void run_collective(const char* name, void* const* all, int threads, wgmma_major major_b, bool same_a,
+                             FillA fill_a) {
     static_assert(c_map_is_bijection(), "wgmma: c_coord must own each element of D exactly once");
-    const auto& io0 = *static_cast<const detail::wgmma_io<Thread>*>(all[0]);
+    const auto io_of = [&](int i) -> const wgmma_io<Thread>& { return *static_cast<const wgmma_io<Thread>*>(all[i]); };
+    const auto& io0 = io_of(0);
     Thread& t0 = *io0.thread;
     for (int i = 1; i < threads; ++i) {
-      const auto& io = *static_cast<const detail::wgmma_io<Thread>*>(all[i]);
-      if (io.a != io0.a || io.b != io0.b || io.accumulate != io0.accumulate)
+      const auto& io = io_of(i);
+      if ((same_a && io.a != io0.a) || io.b != io0.b || io.accumulate != io0.accumulate)
         kernel_bug(*io.thread, std::string(name) + ": threads of one warpgroup pass different descriptors or "
                    "accumulate flags (thread 0 and thread " + std::to_string(i) + " of the warpgroup); every "
                    "thread must issue the same wgmma");
     }
-    const smem_descriptor da{io0.a}, db{io0.b};
-    for (const smem_descriptor& dsc : {da, db})
-      if (dsc.base_offset() != 0)
-        kernel_bug(t0, std::string(name) + ": a descriptor's matrix base offset is " +
-                           std::to_string(dsc.base_offset()) + "; the emulator takes 0 (stage tiles aligned to their "
-                           "swizzle pattern)");
-    const unsigned char* smem = t0.block->smem;
-    const std::size_t smem_bytes = t0.unit->info->shared_total;
-    const auto load = [&](const smem_descriptor& dsc, wgmma_major major, int mn, int k, const char* which) -> float {
-      const std::uint32_t offset = detail::wgmma_operand_offset(mn, k, int(sizeof(AB)), major, dsc.swizzle(),
-                                                                dsc.leading_bytes(), dsc.stride_bytes());
-      const std::uint32_t address = swizzled_address(dsc.address() + offset, dsc.swizzle());
-      if (std::size_t(address) + sizeof(AB) > smem_bytes)
-        kernel_bug(t0, std::string(name) + ": operand " + which + " element (" + std::to_string(mn) + ", k " +
-                           std::to_string(k) + ") is at shared address " + std::to_string(address) +
-                           ", past the block's " + std::to_string(smem_bytes) + " bytes of shared memory");
-      AB x;
-      std::memcpy(&x, smem + address, sizeof x);
-      return static_cast<float>(x);
-    };
+    const smem_descriptor db{io0.b};
+    if (db.base_offset() != 0 || (same_a && smem_descriptor{io0.a}.base_offset() != 0))
+      kernel_bug(t0, std::string(name) + ": a descriptor's matrix base offset is not 0; the emulator takes 0 (stage "
+                 "tiles aligned to their swizzle pattern)");
     // Up to 84 KB of operands and results: off the fiber's stack (256 KiB by default). Per worker
     // thread, and this function never yields, so no other fiber sees them half-written.
     static thread_local std::vector<float> A, B, D;
     A.resize(M * K);
     B.resize(K * N);
     D.resize(M * N);
-    for (int m = 0; m < M; ++m)
-      for (int k = 0; k < K; ++k) A[m * K + k] = load(da, MajorA, m, k, "A");
+    fill_a(A.data());
     for (int k = 0; k < K; ++k)
-      for (int n = 0; n < N; ++n) B[k * N + n] = load(db, MajorB, n, k, "B");
+      for (int n = 0; n < N; ++n) B[k * N + n] = load_operand(t0, name, db, major_b, n, k, "B");
     for (int i = 0; i < threads; ++i) {
-      const auto& io = *static_cast<const detail::wgmma_io<Thread>*>(all[i]);
+      const auto& io = io_of(i);
       float in[c_values];
-      std::memcpy(in, detail::wgmma_current(*io.thread, io.acc), sizeof in);
+      std::memcpy(in, wgmma_current(*io.thread, io.acc), sizeof in);
       for (int v = 0; v < c_values; ++v) {
         const coord x = c_coord(i, v);
         D[x.row * N + x.col] = io0.accumulate ? in[v] : 0.f;
@@ -313,7 +286,7 @@ struct sm90_wgmma_ss {
         D[m * N + n] = s;
       }
     for (int i = 0; i < threads; ++i) {
-      const auto& io = *static_cast<const detail::wgmma_io<Thread>*>(all[i]);
+      const auto& io = io_of(i);
       Thread& t = *io.thread;
       typename Thread::pending_mma r{io.acc, io.acc_bytes, t.mma_groups, {}};
       float out[c_values];
@@ -327,7 +300,178 @@ struct sm90_wgmma_ss {
       for (int v = 0; v < c_values; ++v) std::memcpy(static_cast<unsigned char*>(io.acc) + v * sizeof(float), &nan, sizeof nan);
     }
   }
+
+  /// The fence check every issue makes first.
+  template <class Thread>
+  static void require_fence(Thread& t, const char* name) {
+    if (!t.mma_fenced)
+      kernel_bug(t, std::string(name) + " issued without a wgmma_fence since the thread started or since a "
+                 "wgmma_wait last landed results: PTX requires wgmma.fence between writes to the accumulator "
+                 "registers and the wgmma that reads them");
+  }
 #endif
+};
+
+}  // namespace detail
+
+/// D (64 x N, f32) = A (64 x K) * B (K x N) + D with both operands in shared memory: K = 16 for f16 /
+/// bf16, 32 for OCP fp8 (f8_e4m3 / f8_e5m2; K-major only, as PTX has it), N one that the device code
+/// covers (16, 32, 64, 128, 192, 256). MajorA / MajorB: the operands' order in shared memory
+/// (wgmma_major). Named by its shapes below: sm90_64xNx16 and sm90_64xNx32.
+template <class AB, int Cols, wgmma_major MajorA = wgmma_major::k, wgmma_major MajorB = wgmma_major::k>
+struct sm90_wgmma_ss : detail::wgmma_shape<AB, Cols> {
+  using base = detail::wgmma_shape<AB, Cols>;
+  using base::fp8, base::N, base::c_values;
+  using typename base::c_fragment;
+  static_assert(!fp8 || (MajorA == wgmma_major::k && MajorB == wgmma_major::k),
+                "wgmma with fp8 operands reads both K-major (PTX has no imm-trans for 8-bit types)");
+  static constexpr wgmma_major major_a = MajorA, major_b = MajorB;
+  static constexpr const char* name = std::is_same_v<AB, f16>    ? "wgmma.mma_async.sync.aligned.m64nNk16.f32.f16.f16"
+                                     : std::is_same_v<AB, bf16> ? "wgmma.mma_async.sync.aligned.m64nNk16.f32.bf16.bf16"
+                                     : std::is_same_v<AB, f8_e4m3> ? "wgmma.mma_async.sync.aligned.m64nNk32.f32.e4m3.e4m3"
+                                                                   : "wgmma.mma_async.sync.aligned.m64nNk32.f32.e5m2.e5m2";
+
+  /// Issues D = A * B (+ D when `accumulate`) for the warpgroup; every thread of it calls this with the
+  /// same descriptors and flag. D lands at the wgmma_wait covering the group this wgmma joins.
+  template <class Ctx>
+  STRATA_HOST_DEVICE STRATA_FORCEINLINE static void mma_async(Ctx& ctx, smem_descriptor a, smem_descriptor b,
+                                                              c_fragment& d, bool accumulate = true) {
+    base::template require_target<typename Ctx::target>();
+    if constexpr (Ctx::emulated) {
+#if !STRATA_DEVICE_PASS
+      auto& t = ctx.emulated_thread();
+      base::require_fence(t, name);
+      using thread_type = std::remove_reference_t<decltype(t)>;
+      detail::wgmma_io<thread_type> io{&t, a.bits, b.bits, nullptr, accumulate, &d, sizeof d};
+      ctx.warpgroup().gather(name, &io, [](void* const* all, int threads) {
+        const smem_descriptor da{static_cast<const detail::wgmma_io<thread_type>*>(all[0])->a};
+        thread_type& t0 = *static_cast<const detail::wgmma_io<thread_type>*>(all[0])->thread;
+        base::template run_collective<thread_type>(name, all, threads, MajorB, true, [&](float* A) {
+          for (int m = 0; m < base::M; ++m)
+            for (int k = 0; k < base::K; ++k) A[m * base::K + k] = base::load_operand(t0, name, da, MajorA, m, k, "A");
+        });
+      });
+#endif
+    } else {
+      (void)ctx;
+#if STRATA_CUDA_DEVICE_PASS
+      static_assert(base::template available_on<arch::current>, "wgmma: this pass compiles for a GPU without it (sm_90a only)");
+#endif
+      if constexpr (fp8) detail::wgmma_issue<N>::template run_f8<AB>(d.v, a.bits, b.bits, accumulate ? 1 : 0);
+      else detail::wgmma_issue<N>::template run<AB, int(MajorA), int(MajorB)>(d.v, a.bits, b.bits, accumulate ? 1 : 0);
+    }
+  }
+};
+
+/// D (64 x N, f32) = A (64 x K) * B (K x N) + D with A from registers (each thread of the warpgroup
+/// holds its a_values elements, a_coord says which) and B in shared memory, MajorB as in
+/// sm90_wgmma_ss (fp8: K-major only). The A fragment map is the m16n8k16 (m16n8k32 for fp8) A map of
+/// mma.sync, one 16-row slice per warp; it equals the accumulator map of 8-column blocks 2j and
+/// 2j + 1 (fp8: blocks 4j..4j + 3, bytes permuted within a quad), so an attention kernel converts the
+/// accumulators of S = Q K^T into P's A fragments in place (accumulator_is_a_fragment says where).
+///
+/// PTX forbids touching the A registers until the wgmma_wait covering the group; in C++ the fragment
+/// is passed by value into the instruction and ptxas keeps the registers until the wgmma has read
+/// them, so a kernel may reuse its variable at once.
+template <class AB, int Cols, wgmma_major MajorB = wgmma_major::k>
+struct sm90_wgmma_rs : detail::wgmma_shape<AB, Cols> {
+  using base = detail::wgmma_shape<AB, Cols>;
+  using base::fp8, base::N, base::K, base::c_values;
+  using typename base::c_fragment;
+  static_assert(!fp8 || MajorB == wgmma_major::k, "wgmma with fp8 operands reads B K-major (no imm-trans for 8-bit types)");
+  static constexpr wgmma_major major_b = MajorB;
+  static constexpr int a_values = fp8 ? 16 : 8;
+  using a_fragment = fragment<AB, a_values>;
+  static constexpr const char* name =
+      std::is_same_v<AB, f16>       ? "wgmma.mma_async.sync.aligned.m64nNk16.f32.f16.f16 (A from registers)"
+      : std::is_same_v<AB, bf16>    ? "wgmma.mma_async.sync.aligned.m64nNk16.f32.bf16.bf16 (A from registers)"
+      : std::is_same_v<AB, f8_e4m3> ? "wgmma.mma_async.sync.aligned.m64nNk32.f32.e4m3.e4m3 (A from registers)"
+                                    : "wgmma.mma_async.sync.aligned.m64nNk32.f32.e5m2.e5m2 (A from registers)";
+
+  /// Row and column of A value i of warpgroup thread t (PTX ISA 9.7.15.5.1.1, "Register fragment
+  /// layout for matrix A"): 16-bit, row 16 w + l / 4 + 8 ((i / 2) % 2), column 2 (l % 4) + i % 2 +
+  /// 8 (i / 4); 8-bit, row 16 w + l / 4 + 8 ((i / 4) % 2), column 4 (l % 4) + i % 4 + 16 (i / 8).
+  STRATA_HOST_DEVICE static constexpr coord a_coord(int t, int i) {
+    const int warp = t / 32, lane = t % 32;
+    if constexpr (fp8) return {16 * warp + lane / 4 + 8 * ((i >> 2) & 1), 4 * (lane % 4) + (i & 3) + 16 * (i >> 3)};
+    else return {16 * warp + lane / 4 + 8 * ((i >> 1) & 1), 2 * (lane % 4) + (i & 1) + 8 * (i >> 2)};
+  }
+
+  static constexpr bool a_map_is_bijection() {
+    return owns_each_once<base::M, K, base::group_threads, a_values>([](int t, int i) { return a_coord(t, i); });
+  }
+  static_assert(a_map_is_bijection(), "wgmma: a_coord must own each element of A exactly once");
+
+  /// Whether A value i of every thread is, for 16-bit operands, the accumulator value `c_first + i`
+  /// of an accumulator whose columns are K: the k16 step s of P's A operand is accumulator values
+  /// [8 s, 8 s + 8) of S, in order. True for f16 / bf16 (checked here over every thread); the fp8
+  /// A map needs a byte permute within each quad of lanes and is false.
+  static constexpr bool accumulator_is_a_fragment() {
+    if constexpr (fp8) return false;
+    else {
+      for (int t = 0; t < base::group_threads; ++t)
+        for (int i = 0; i < a_values; ++i) {
+          const coord a = a_coord(t, i), c = base::c_coord(t, i);
+          if (a.row != c.row || a.col != c.col) return false;
+        }
+      return true;
+    }
+  }
+
+  /// The A fragment as the four 32-bit registers the instruction reads, lower-numbered values in the
+  /// lower bits. A kernel that converts P and then issues several wgmmas packs first and names the
+  /// packed fragments in wgmma_fence, so no repacking (a register write) falls after the fence.
+  using a_registers = fragment<std::uint32_t, 4>;
+  STRATA_HOST_DEVICE STRATA_FORCEINLINE static constexpr a_registers pack(const a_fragment& a) {
+    return {{detail::reg32(a, 0), detail::reg32(a, 1), detail::reg32(a, 2), detail::reg32(a, 3)}};
+  }
+  /// Value i of a packed fragment.
+  STRATA_HOST_DEVICE static constexpr AB value_of(const a_registers& r, int i) {
+    constexpr int per = 4 / int(sizeof(AB));
+    using bits_type = decltype(AB{}.bits());
+    return AB::from_bits(bits_type(r[i / per] >> (8 * int(sizeof(AB)) * (i % per))));
+  }
+
+  /// Issues D = A * B (+ D when `accumulate`) for the warpgroup; every thread passes its own A fragment
+  /// and the same B descriptor and flag. D lands at the wgmma_wait covering the group.
+  template <class Ctx>
+  STRATA_HOST_DEVICE STRATA_FORCEINLINE static void mma_async(Ctx& ctx, const a_registers& a, smem_descriptor b,
+                                                              c_fragment& d, bool accumulate = true) {
+    base::template require_target<typename Ctx::target>();
+    if constexpr (Ctx::emulated) {
+#if !STRATA_DEVICE_PASS
+      auto& t = ctx.emulated_thread();
+      base::require_fence(t, name);
+      using thread_type = std::remove_reference_t<decltype(t)>;
+      detail::wgmma_io<thread_type> io{&t, 0, b.bits, &a, accumulate, &d, sizeof d};
+      ctx.warpgroup().gather(name, &io, [](void* const* all, int threads) {
+        base::template run_collective<thread_type>(name, all, threads, MajorB, false, [&](float* A) {
+          for (int i = 0; i < threads; ++i) {
+            const auto& r = *static_cast<const a_registers*>(static_cast<const detail::wgmma_io<thread_type>*>(all[i])->a_values);
+            for (int v = 0; v < a_values; ++v) {
+              const coord x = a_coord(i, v);
+              A[x.row * K + x.col] = static_cast<float>(value_of(r, v));
+            }
+          }
+        });
+      });
+#endif
+    } else {
+      (void)ctx;
+#if STRATA_CUDA_DEVICE_PASS
+      static_assert(base::template available_on<arch::current>, "wgmma: this pass compiles for a GPU without it (sm_90a only)");
+#endif
+      if constexpr (fp8) detail::wgmma_issue<N>::template run_rs_f8<AB>(d.v, a.v, b.bits, accumulate ? 1 : 0);
+      else detail::wgmma_issue<N>::template run_rs<AB, int(MajorB)>(d.v, a.v, b.bits, accumulate ? 1 : 0);
+    }
+  }
+
+  /// The same with the A fragment as values (packed here).
+  template <class Ctx>
+  STRATA_HOST_DEVICE STRATA_FORCEINLINE static void mma_async(Ctx& ctx, const a_fragment& a, smem_descriptor b,
+                                                              c_fragment& d, bool accumulate = true) {
+    mma_async(ctx, pack(a), b, d, accumulate);
+  }
 };
 
 /// wgmma m64nNk16 with f16 or bf16 operands.
@@ -337,6 +481,14 @@ using sm90_64xNx16 = sm90_wgmma_ss<AB, Cols, MajorA, MajorB>;
 /// wgmma m64nNk32 with OCP fp8 operands (f8_e4m3 or f8_e5m2, the same for A and B), both K-major.
 template <class F8, int Cols>
 using sm90_64xNx32 = sm90_wgmma_ss<F8, Cols>;
+
+/// wgmma m64nNk16, f16 or bf16, A from registers (an attention kernel's P), B in shared memory.
+template <class AB, int Cols, wgmma_major MajorB = wgmma_major::k>
+using sm90_64xNx16_rs = sm90_wgmma_rs<AB, Cols, MajorB>;
+
+/// wgmma m64nNk32, OCP fp8, A from registers, B K-major in shared memory.
+template <class F8, int Cols>
+using sm90_64xNx32_rs = sm90_wgmma_rs<F8, Cols>;
 
 
 /// fence.proxy.async.shared::cta: this thread's earlier generic stores to shared memory become visible
@@ -366,12 +518,22 @@ STRATA_HOST_DEVICE STRATA_FORCEINLINE void wgmma_commit(Ctx& ctx) {
 }
 
 /// Keeps the compiler from moving accesses to a fragment's registers across a wgmma wait or issue
-/// (the registers change behind its back).
+/// (the registers change behind its back, or are read by a wgmma behind it): accumulators, and the A
+/// fragments of the register-A form (as their 32-bit registers).
 template <class T, int Values>
 STRATA_HOST_DEVICE STRATA_FORCEINLINE void wgmma_fence_operand(fragment<T, Values>& f) {
 #if STRATA_CUDA_DEVICE_PASS
-  STRATA_UNROLL
-  for (int i = 0; i < Values; ++i) asm volatile("" : "+f"(f.v[i])::"memory");
+  if constexpr (std::is_same_v<T, float>) {
+    STRATA_UNROLL
+    for (int i = 0; i < Values; ++i) asm volatile("" : "+f"(f.v[i])::"memory");
+  } else {
+    static_assert(sizeof(f.v) % 4 == 0, "a wgmma operand fragment fills whole 32-bit registers");
+    std::uint32_t r[sizeof(f.v) / 4];
+    std::memcpy(r, f.v, sizeof r);
+    STRATA_UNROLL
+    for (int i = 0; i < int(sizeof(f.v) / 4); ++i) asm volatile("" : "+r"(r[i])::"memory");
+    std::memcpy(f.v, r, sizeof r);
+  }
 #else
   (void)f;
 #endif
@@ -379,9 +541,11 @@ STRATA_HOST_DEVICE STRATA_FORCEINLINE void wgmma_fence_operand(fragment<T, Value
 
 /// wgmma.fence: orders this thread's earlier register accesses (writes to accumulators, A fragments)
 /// before the wgmmas that follow. Needed before a warpgroup's first wgmma and after its accumulators
-/// were written by anything but a wgmma. Name the accumulators the wgmmas will use (`acc...`): the
-/// compiler then also keeps its own writes to them (a zeroing, an epilogue's reads) on their side of
-/// the fence, which it could otherwise move across it.
+/// were written by anything but a wgmma. Name the accumulators the wgmmas will use (`acc...`), and the
+/// A fragments of register-A wgmmas: the compiler then also keeps its own writes to them (a zeroing,
+/// a conversion, an epilogue's reads) on their side of the fence, which it could otherwise move
+/// across it; ptxas then has no register write between the fence and the wgmma to fence again
+/// (its "warpgroup.arrive is injected" notes, C7519).
 template <class Ctx, class... Acc>
 STRATA_HOST_DEVICE STRATA_FORCEINLINE void wgmma_fence(Ctx& ctx, Acc&... acc) {
   static_assert(detail::has_wgmma<typename Ctx::target>, "wgmma needs sm_90a (atom_family::wgmma)");
