@@ -88,9 +88,22 @@ inline bool is_poison_bits(const void* p, std::size_t bytes) {
   return true;
 }
 
-/// Runs one case with the typed entry and checks it. Returns the number of fully masked rows seen.
-template <class E, int D, int Dv, class Target, class SM = A::no_score_mod, class MM = A::no_mask_mod>
-int check(spec c, const SM& sm = {}, const MM& mm = {}) {
+/// How check() runs the forward: the typed entry for Target (the default), or a kernel of its own
+/// (test/attention/sm90_forward_test.cpp).
+template <class E, int D, int Dv, class Target>
+struct entry_runner {
+  template <class SM, class MM>
+  void operator()(strata::stream& s, const A::tensor& q, const A::tensor& k, const A::tensor& v, const A::tensor& o,
+                  const A::options& opt, const SM& sm, const MM& mm) const {
+    A::run<E, D, Dv, Target>(s, q, k, v, o, opt, sm, mm);
+  }
+};
+
+/// Runs one case with the typed entry (or `runner`) and checks it. Returns the number of fully masked
+/// rows seen.
+template <class E, int D, int Dv, class Target, class SM = A::no_score_mod, class MM = A::no_mask_mod,
+          class Runner = entry_runner<E, D, Dv, Target>>
+int check(spec c, const SM& sm = {}, const MM& mm = {}, const Runner& runner = {}) {
   strata::stream s;
   std::mt19937_64 g(c.seed);
   const int B = c.batch, H = c.heads, HK = c.heads_k;
@@ -136,7 +149,7 @@ int check(spec c, const SM& sm = {}, const MM& mm = {}) {
   if (c.padded) opt.seqused_q = dsq.data(), opt.seqused_k = dsk.data();
   if (!c.alibi.empty()) opt.alibi_slopes = dalibi.data();
   if (!c.sinks.empty()) opt.sinks = dsinks.data();
-  A::run<E, D, Dv, Target>(s, tq, tk, tv, to, opt, sm, mm);
+  runner(s, tq, tk, tv, to, opt, sm, mm);
   std::vector<O> out(o_init.size());
   std::vector<float> lse(lse_init.size());
   strata::copy_to_host(s, out.data(), dout.data(), out.size());

@@ -219,6 +219,15 @@ struct wgmma_shape {
     return owns_each_once<M, N, group_threads, c_values>([](int t, int i) { return c_coord(t, i); });
   }
 
+  /// One warp's share of one 8-column block of the accumulators (rows 16 w .. 16 w + 15 of warp w,
+  /// values 4 j .. 4 j + 3 of block j), described as a warp atom for mma::accumulator_rows (a row-wise
+  /// softmax on them): lane l holds what warpgroup thread l of warp 0 holds, 16 w rows down. Every
+  /// block repeats it, so accumulator value v has the slot of value v % 4.
+  struct warp_rows {
+    static constexpr int warp_size = 32, M = 16, c_values = 4;
+    STRATA_HOST_DEVICE static constexpr coord c_coord(int lane, int v) { return wgmma_shape::c_coord(lane, v); }
+  };
+
 #if !STRATA_DEVICE_PASS
   /// Reads an operand through its descriptor: element (mn, k) as a float. An element outside the
   /// block's shared memory is a kernel bug.

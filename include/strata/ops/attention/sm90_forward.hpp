@@ -1,0 +1,435 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+// strata/ops/attention/sm90_forward.hpp -- the Hopper attention forward (sm_90a): warp-specialized,
+// Q, K and V by TMA onto mbarriers, S = Q K^T by wgmma from shared memory, the online softmax on the
+// accumulators, O += P V by wgmma with P from registers (FlashAttention-3's structure, issue 37).
+//
+//   using K = attn::sm90_forward_kernel<bf16, 128>;
+//   const auto p = K::make_params(q, k, v, o, opt);   // checks the options, builds the tensor maps
+//   strata::launch(stream, K::launch_shape_of(p), K{}, p);
+//
+// A block computes 128 query rows of one (batch, head) against all the keys it may see, with three
+// warpgroups:
+//   - warpgroup 0, the producer, gives registers back (setmaxnreg 40); one of its threads loads Q once
+//     (D / 64 boxes of 128 rows x 64 columns, the 128-byte swizzle) and then each K / V tile into a
+//     ring of two stages (block_n keys x D each, K and V on their own "full" barriers, so that Q K^T
+//     starts before V has landed). Rows past the sequence are zero-filled by the copy engine;
+//   - warpgroups 1 and 2, the consumers (setmaxnreg 232), own query rows 0-63 and 64-127. Per tile:
+//     S (64 x block_n, f32) = Q K^T by D / 16 chained wgmmas (both operands K-major); the online
+//     softmax in registers (the accumulator map's rows are mma.sync's: two per thread, shared by the 4
+//     threads of a quad, reduced by two xor shuffles; masks only on edge tiles; the scale folded into
+//     one FFMA and one ex2 per score, m in log2 units); O rescaled by alpha; P rounded to 16 bits in
+//     registers, the A operand of O += P V in place (sm90_wgmma_rs: the accumulator map of two
+//     8-column blocks is the A map of one k16 step), V read N-major (imm-trans-b); then the stage goes
+//     back to the producer ("empty", one arrival per consumer warpgroup);
+//   - the epilogue divides by l and writes O (two elements per store where the strides allow) and LSE.
+// Key tiles run from the last visible one down (the diagonal's masked tile first under causality).
+// A row with no visible key gives O = 0 and LSE = -inf, as forward.hpp's.
+//
+// Takes: f16 / bf16, head dim 64, 128 or 256 (V the same), BSHD or BHSD with 16-byte aligned rows,
+// GQA / MQA, causal masks of both alignments, sliding windows, sinks, the LSE. make_params refuses the
+// rest by name (strata::unsupported): soft-cap, ALiBi, dropout, score / mask mods, packed (cu_seqlens)
+// and padded (seqused) batches, paged caches, fp8, split-KV. Not yet (issue 37): ping-pong between the
+// consumer warpgroups and the overlap of one tile's softmax with the next tile's Q K^T, the O epilogue
+// through shared memory and TMA stores, a persistent grid. strata::attention does not pick this kernel
+// yet: it has not run on a GPU (docs/attention.md).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+#include "strata/arch/fast_math.hpp"
+#include "strata/arch/mbarrier.hpp"
+#include "strata/arch/narrow.hpp"
+#include "strata/arch/registers.hpp"
+#include "strata/copy/tma.hpp"
+#include "strata/hierarchy/tile_order.hpp"
+#include "strata/mma/accumulator_rows.hpp"
+#include "strata/mma/mma_op.hpp"
+#include "strata/mma/wgmma.hpp"
+#include "strata/ops/attention/host.hpp"
+
+namespace strata::attn {
+
+template <class Elem, int D>
+struct sm90_forward_kernel {
+  static_assert(std::is_same_v<Elem, f16> || std::is_same_v<Elem, bf16>, "attn::sm90_forward_kernel takes f16 or bf16");
+  static_assert(D == 64 || D == 128 || D == 256, "attn::sm90_forward_kernel: head dim 64, 128 or 256");
+  using target = arch::sm90a;
+  using out_type = Elem;
+  static constexpr const char* name = "strata::attn::sm90_forward_kernel";
+
+  static constexpr int block_m = 128;                    // query rows per block: 64 per consumer warpgroup
+  static constexpr int block_n = D <= 128 ? 128 : 64;    // keys per tile (d256: the stages must fit)
+  static constexpr int stages = 2;
+  static constexpr int chunks = D / 64;                  // 128-byte swizzled column blocks of Q, K and V
+  static constexpr int consumers = 2;
+  static constexpr int threads = 128 * (1 + consumers);
+  static constexpr int max_threads_per_block = threads;
+  static constexpr int min_blocks_per_multiprocessor = 1;  // fixes the register count at entry (setmaxnreg)
+  static constexpr int producer_registers = 40, consumer_registers = 232;  // 128 x (40 + 2 x 232) = 64512
+
+  /// S = Q K^T: A = this warpgroup's 64 rows of Q, B = the tile's keys, both K-major (D innermost).
+  using qk = mma::sm90_64xNx16<Elem, block_n>;
+  /// O += P V: A = P from registers, B = V (keys x D, D innermost: N-major).
+  using pv = mma::sm90_64xNx16_rs<Elem, D, mma::wgmma_major::mn>;
+  static_assert(pv::accumulator_is_a_fragment(), "P's A fragments are S's accumulators, rounded in place");
+  using rows = mma::accumulator_rows<typename qk::warp_rows>;
+  static_assert(rows::count == 2 && rows::lane_bits == 3, "two rows per thread, shared by the 4 threads of a quad");
+  static constexpr int p_steps = block_n / 16;  // k16 steps of P V
+
+  static constexpr std::size_t q_bytes = std::size_t(block_m) * D * sizeof(Elem);
+  static constexpr std::size_t kv_bytes = std::size_t(block_n) * D * sizeof(Elem);  // one of K or V, one stage
+  static constexpr std::size_t stage_bytes = 2 * kv_bytes;
+  /// Q, the stages, and room to start them on a 1024-byte boundary (the 128-byte swizzle's period).
+  static constexpr std::size_t dynamic_shared_bytes = q_bytes + stages * stage_bytes + 1024;
+  static_assert(dynamic_shared_bytes + 256 <= arch::sm90a::shared_memory_per_block,
+                "attn::sm90_forward_kernel: Q and the stages do not fit in a block's shared memory");
+
+  struct shared_storage {
+    mbarrier q_full;
+    mbarrier k_full[stages];  // the stage's K has landed
+    mbarrier v_full[stages];  // the stage's V has landed
+    mbarrier empty[stages];   // both consumer warpgroups are done with the stage
+  };
+
+  struct params {
+    detail::forward_params f;
+    copy::tensor_map q, k, v;  // (D, seqlen, heads, batch), D innermost
+    bool o_pairs = false;      // O may be written two elements per store
+  };
+
+  /// Params for one call; throws strata::invalid_argument for bad tensors and options (the checks of
+  /// strata::attention) and strata::unsupported, naming the option, for what this kernel does not take.
+  static params make_params(const tensor& q, const tensor& k, const tensor& v, const tensor& o, const options& opt) {
+    const std::string op = "strata::attn::sm90_forward_kernel";
+    detail::validate(op, q, k, v, o, opt, false);
+    const strata::dtype want = detail::dtype_of<Elem>();
+    if (q.type != want) throw invalid_argument(op, "q", std::string("has dtype ") + to_string(q.type) + " but this kernel is " + to_string(want));
+    if (q.dim != D || v.dim != D)
+      throw invalid_argument(op, "q", "head dims " + detail::num(q.dim) + "/" + detail::num(v.dim) + " do not match this kernel's " +
+                                          detail::num(D) + "/" + detail::num(D));
+    const auto refuse = [&](const char* option, const char* what) {
+      throw unsupported(op + ": " + option + " (" + what + ") is not supported by the Hopper forward yet; strata::attention takes it");
+    };
+    if (opt.softcap > 0.f) refuse("options.softcap", "soft-capping");
+    if (opt.alibi_slopes) refuse("options.alibi_slopes", "ALiBi");
+    if (opt.dropout_p > 0.f) refuse("options.dropout_p", "dropout");
+    if (opt.cu_seqlens_q) refuse("options.cu_seqlens_q", "packed variable-length batches");
+    if (opt.seqused_q || opt.seqused_k) refuse("options.seqused_q", "padded batches");
+    const auto tma_ready = [&](const tensor& t, const char* arg) {
+      constexpr long long per16 = 16 / static_cast<long long>(sizeof(Elem));
+      if (reinterpret_cast<std::uintptr_t>(t.data) % 16 != 0 || t.row_stride % per16 != 0 || t.head_stride % per16 != 0 ||
+          (t.batch > 1 && t.batch_stride % per16 != 0))
+        throw invalid_argument(op, arg, "is read by TMA: its base must be 16-byte aligned and its row, head and batch strides "
+                                        "multiples of 16 bytes (" + detail::num(per16) + " elements)");
+    };
+    tma_ready(q, "q");
+    tma_ready(k, "k");
+    tma_ready(v, "v");
+    params p{};
+    p.f = detail::base_params(q, k, v, o, opt);
+    p.f.m_tiles = (q.seqlen + block_m - 1) / block_m;
+    if (q.seqlen > 0 && q.batch > 0) p.q = map_of(q, block_m);
+    if (k.seqlen > 0 && k.batch > 0) {  // no keys: the consumers see no tile, the maps stay unused
+      p.k = map_of(k, block_n);
+      p.v = map_of(v, block_n);
+    }
+    p.o_pairs = reinterpret_cast<std::uintptr_t>(o.data) % (2 * sizeof(Elem)) == 0 && o.row_stride % 2 == 0 &&
+                o.head_stride % 2 == 0 && (o.batch <= 1 || o.batch_stride % 2 == 0);
+    return p;
+  }
+
+  /// One block per (batch, head, 128 query rows).
+  static long long blocks_of(const params& p) { return static_cast<long long>(p.f.batch) * p.f.heads * p.f.m_tiles; }
+  static launch_shape launch_shape_of(const params& p) {
+    return launch_shape{.grid = dims(static_cast<int>(blocks_of(p))), .block = dims(threads), .dynamic_shared_bytes = dynamic_shared_bytes};
+  }
+
+  template <class Ctx>
+  STRATA_HOST_DEVICE void operator()(Ctx& ctx, const params& p) const {
+    // A build for several GPUs compiles the kernel for each; only sm_90a has wgmma.
+    if constexpr (!mma::available_in_this_pass<qk>) mma::unavailable_in_this_pass();
+    else run(ctx, p);
+  }
+
+ private:
+  /// (D, seqlen, heads, batch) with boxes of 64 columns (128 bytes) x `rows`.
+  static copy::tensor_map map_of(const tensor& t, int rows) {
+    copy::tma_tensor m;
+    m.base = t.data;
+    m.element_bytes = int(sizeof(Elem));
+    m.rank = 4;
+    m.dims[0] = t.dim;
+    m.dims[1] = t.seqlen;
+    m.dims[2] = t.heads;
+    m.dims[3] = t.batch;
+    const long long e = static_cast<long long>(sizeof(Elem));
+    m.strides[1] = t.row_stride * e;
+    m.strides[2] = t.head_stride * e;
+    // One batch entry: any stride the TMA takes (it is never stepped).
+    m.strides[3] = t.batch > 1 ? t.batch_stride * e : 16;
+    m.box[0] = 64;
+    m.box[1] = rows;
+    m.box[2] = 1;
+    m.box[3] = 1;
+    m.swizzle = copy::tma_swizzle::b128;
+    return copy::make_tensor_map(m);
+  }
+
+  /// The block's work: (batch, head, query tile), with the query tiles of one GQA group on
+  /// consecutive blocks (they read the same K and V: the same chiplet's L2), longest first under a
+  /// right window (causality).
+  struct work {
+    int b, h, hk, m0;
+  };
+  template <class Ctx>
+  STRATA_HOST_DEVICE static work work_of(Ctx& ctx, const detail::forward_params& p) {
+    order::problem pr;
+    pr.tiles_m = static_cast<long long>(p.batch) * p.heads * p.m_tiles;
+    pr.topology = target::chiplets;
+    const long long item = order::dispatch_inverse<order::contiguous>(pr)(ctx.block().rank());
+    const int group = p.heads / p.heads_k;
+    const long long per_group = static_cast<long long>(group) * p.m_tiles;
+    const int gi = static_cast<int>(item / per_group), r = static_cast<int>(item % per_group);
+    work w;
+    w.b = gi / p.heads_k;
+    w.hk = gi % p.heads_k;
+    w.h = w.hk * group + r % group;
+    const int mt_rank = r / group;
+    w.m0 = (p.longest_first ? p.m_tiles - 1 - mt_rank : mt_rank) * block_m;
+    return w;
+  }
+
+  /// The key tiles [t_lo, t_hi) the rows [first_q, last_q] see (positions; off: the diagonal's offset).
+  struct tile_range {
+    int lo, hi;
+  };
+  STRATA_HOST_DEVICE static tile_range tiles_of(const detail::forward_params& p, int sk, int first_q, int last_q, int off) {
+    long long n_lo = 0, n_hi = sk;
+    if (p.window_right >= 0 && static_cast<long long>(last_q) + off + p.window_right + 1 < n_hi)
+      n_hi = static_cast<long long>(last_q) + off + p.window_right + 1;
+    if (p.window_left >= 0 && static_cast<long long>(first_q) + off - p.window_left > n_lo)
+      n_lo = static_cast<long long>(first_q) + off - p.window_left;
+    if (n_hi <= n_lo) return {0, 0};
+    return {static_cast<int>(n_lo / block_n), static_cast<int>((n_hi + block_n - 1) / block_n)};
+  }
+
+  template <class Ctx>
+  STRATA_HOST_DEVICE void run(Ctx& ctx, const params& p) const {
+    const work w = work_of(ctx, p.f);
+    const detail::seq_view sq = detail::sequence(p.f, w.b);
+    if (w.m0 >= sq.sq) return;  // nothing to write (the whole block leaves together)
+    auto& s = ctx.template shared<shared_storage>();
+    unsigned char* dyn = ctx.template dynamic_shared<unsigned char>();
+    const std::uint32_t address = mma::smem_descriptor::of(ctx, dyn, mma::wgmma_swizzle::none, 0, 0).address();
+    unsigned char* q_tile = dyn + (1024 - address % 1024) % 1024;
+    unsigned char* stage0 = q_tile + q_bytes;
+    if (ctx.block().thread_rank() == 0) {
+      s.q_full.init(ctx, 1);
+      for (int i = 0; i < stages; ++i) {
+        s.k_full[i].init(ctx, 1);
+        s.v_full[i].init(ctx, 1);
+        s.empty[i].init(ctx, consumers);
+      }
+    }
+    ctx.block().sync();
+    const int last_row = detail::imin(w.m0 + block_m, sq.sq) - 1;
+    const tile_range t = tiles_of(p.f, sq.sk, w.m0, last_row, sq.off);
+    const int group = ctx.warpgroup().index();
+    if (group == 0) {
+      arch::decrease_registers<producer_registers>(ctx);
+      if (ctx.warpgroup().thread_rank() == 0) produce(ctx, p, s, w, t, q_tile, stage0);
+    } else {
+      arch::increase_registers<consumer_registers>(ctx);
+      consume(ctx, p, s, w, sq, t, q_tile, stage0, group - 1);
+    }
+  }
+
+  STRATA_HOST_DEVICE static unsigned char* k_stage(unsigned char* stage0, int st) { return stage0 + std::size_t(st) * stage_bytes; }
+  STRATA_HOST_DEVICE static unsigned char* v_stage(unsigned char* stage0, int st) { return k_stage(stage0, st) + kv_bytes; }
+
+  /// The producer thread: Q, then the tiles from the last down, tile i of the order in stage
+  /// i % stages of round i / stages once both consumers released the round before (the first round's
+  /// wait passes at once).
+  template <class Ctx>
+  STRATA_HOST_DEVICE static void produce(Ctx& ctx, const params& p, shared_storage& s, const work& w, tile_range t,
+                                         unsigned char* q_tile, unsigned char* stage0) {
+    s.q_full.arrive_expect_tx(ctx, std::uint32_t(q_bytes));
+    STRATA_UNROLL
+    for (int c = 0; c < chunks; ++c) copy::tma_load(ctx, q_tile + c * block_m * 128, p.q, s.q_full, 64 * c, w.m0, w.h, w.b);
+    for (int i = 0; i < t.hi - t.lo; ++i) {
+      const int st = i % stages, round = i / stages, n0 = (t.hi - 1 - i) * block_n;
+      s.empty[st].wait(ctx, (round & 1) ^ 1);
+      s.k_full[st].arrive_expect_tx(ctx, std::uint32_t(kv_bytes));
+      STRATA_UNROLL
+      for (int c = 0; c < chunks; ++c) copy::tma_load(ctx, k_stage(stage0, st) + c * block_n * 128, p.k, s.k_full[st], 64 * c, n0, w.hk, w.b);
+      s.v_full[st].arrive_expect_tx(ctx, std::uint32_t(kv_bytes));
+      STRATA_UNROLL
+      for (int c = 0; c < chunks; ++c) copy::tma_load(ctx, v_stage(stage0, st) + c * block_n * 128, p.v, s.v_full[st], 64 * c, n0, w.hk, w.b);
+    }
+  }
+
+  /// Consumer warpgroup c: query rows w.m0 + 64 c .. + 63.
+  template <class Ctx>
+  STRATA_HOST_DEVICE void consume(Ctx& ctx, const params& p, shared_storage& s, const work& w, const detail::seq_view& sq,
+                                  tile_range t, unsigned char* q_tile, unsigned char* stage0, int c) const {
+    auto warp = ctx.warp().whole();
+    const int tr = ctx.warpgroup().thread_rank();
+    const int lane = tr % 32;
+    const int r0 = w.m0 + 64 * c + 16 * (tr / 32);  // this warp's first row
+    const auto row_of = [&](int slot) { return r0 + rows::row_of(lane, slot); };
+    constexpr float log2e = 1.4426950408889634f;
+    const float exp2_scale = p.f.scale * log2e;
+
+    // Each row's visible keys [j_lo, j_hi) (none for a row past the sequence) and softmax state.
+    int j_lo[2], j_hi[2];
+    float m_run[2], l_run[2];
+    STRATA_UNROLL
+    for (int r = 0; r < 2; ++r) {
+      const long long pos = static_cast<long long>(row_of(r)) + sq.off;
+      long long hi = row_of(r) < sq.sq ? sq.sk : 0, lo = 0;
+      if (p.f.window_right >= 0 && pos + p.f.window_right + 1 < hi) hi = pos + p.f.window_right + 1;
+      if (p.f.window_left >= 0 && pos - p.f.window_left > 0) lo = pos - p.f.window_left;
+      j_lo[r] = static_cast<int>(lo);
+      j_hi[r] = static_cast<int>(hi < lo ? lo : hi);
+      m_run[r] = detail::neg_inf();
+      l_run[r] = 0.f;
+      if (p.f.sinks) {  // one more logit in the denominator, attending to nothing
+        m_run[r] = p.f.sinks[w.h] * log2e;
+        l_run[r] = 1.f;
+      }
+    }
+    // The keys every row of this warpgroup sees: tiles inside need no mask.
+    long long in_lo = 0, in_hi = sq.sk;
+    {
+      const int first = w.m0 + 64 * c, last = detail::imin(w.m0 + 64 * c + 63, sq.sq - 1);
+      if (p.f.window_left >= 0) in_lo = static_cast<long long>(last) + sq.off - p.f.window_left;
+      if (p.f.window_right >= 0) in_hi = detail::imin(sq.sk, first + sq.off + p.f.window_right + 1);
+      if (last < first) in_hi = in_lo;  // a warpgroup past the sequence: every tile is an edge tile
+    }
+
+    typename pv::c_fragment o;
+    STRATA_UNROLL
+    for (int v = 0; v < pv::c_values; ++v) o[v] = 0.f;
+    const auto q_desc = [&](int chunk) {
+      return mma::smem_descriptor::of(ctx, q_tile + chunk * block_m * 128 + c * 64 * 128, mma::wgmma_swizzle::b128, 16, 1024);
+    };
+    s.q_full.wait(ctx, 0);
+    const bool leader = tr == 0;
+    for (int i = 0; i < t.hi - t.lo; ++i) {
+      const int st = i % stages, round = i / stages, n0 = (t.hi - 1 - i) * block_n;
+      s.k_full[st].wait(ctx, round & 1);
+      typename qk::c_fragment sc;
+      mma::wgmma_fence(ctx, sc);
+      STRATA_UNROLL
+      for (int step = 0; step < D / 16; ++step) {
+        const auto kd = mma::smem_descriptor::of(ctx, k_stage(stage0, st) + (step / 4) * block_n * 128, mma::wgmma_swizzle::b128, 16, 1024);
+        qk::mma_async(ctx, q_desc(step / 4).advanced(32 * (step % 4)), kd.advanced(32 * (step % 4)), sc, step > 0);
+      }
+      mma::wgmma_commit(ctx);
+      mma::wgmma_wait<0>(ctx, sc);
+
+      const bool edge = !(n0 >= in_lo && n0 + block_n <= in_hi);
+      float alpha[2];
+      if (edge) softmax<true>(warp, sc, n0, lane, j_lo, j_hi, exp2_scale, m_run, l_run, alpha);
+      else softmax<false>(warp, sc, n0, lane, j_lo, j_hi, exp2_scale, m_run, l_run, alpha);
+      STRATA_UNROLL
+      for (int v = 0; v < pv::c_values; ++v) o[v] *= alpha[rows::slot_of(v % 4)];
+
+      // P in place: accumulator values 8 k .. 8 k + 7 are the A fragment of k16 step k, two per register.
+      typename pv::a_registers pr[p_steps];
+      STRATA_UNROLL
+      for (int k = 0; k < p_steps; ++k)
+        STRATA_UNROLL
+        for (int r = 0; r < 4; ++r) pr[k][r] = arch::narrow_pair<Elem>(sc[8 * k + 2 * r], sc[8 * k + 2 * r + 1]);
+      s.v_full[st].wait(ctx, round & 1);
+      STRATA_UNROLL
+      for (int k = 0; k < p_steps; ++k) mma::wgmma_fence_operand(pr[k]);
+      mma::wgmma_fence(ctx, o);
+      // V (block_n keys x D): N-major, 64-column blocks block_n x 128 bytes apart (LBO), groups of 8
+      // keys 1024 bytes apart (SBO), a k16 step 2048 bytes on.
+      const auto vd = mma::smem_descriptor::of(ctx, v_stage(stage0, st), mma::wgmma_swizzle::b128, block_n * 128, 1024);
+      STRATA_UNROLL
+      for (int k = 0; k < p_steps; ++k) pv::mma_async(ctx, pr[k], vd.advanced(2048 * k), o);
+      mma::wgmma_commit(ctx);
+      mma::wgmma_wait<0>(ctx, o);
+      if (leader) s.empty[st].arrive(ctx);
+    }
+    store(ctx, p, w, sq, lane, r0, o, m_run, l_run);
+  }
+
+  /// The online softmax over one tile's scores, in place: sc becomes P = 2^(s c - m) (c = scale
+  /// log2 e), m_run and l_run move on, alpha = 2^(m_old - m_new) per slot. Edge: keys outside
+  /// [j_lo, j_hi) of the row are masked. While a row has seen no visible key its m is -inf and the
+  /// exponent's reference is 0, so every exponent is 2^-inf = 0, never NaN.
+  template <bool Edge, class Warp>
+  STRATA_HOST_DEVICE STRATA_FORCEINLINE static void softmax(Warp& warp, typename qk::c_fragment& sc, int n0, int lane,
+                                                            const int (&j_lo)[2], const int (&j_hi)[2], float exp2_scale,
+                                                            float (&m_run)[2], float (&l_run)[2], float (&alpha)[2]) {
+    float raw_max[2] = {detail::neg_inf(), detail::neg_inf()};
+    STRATA_UNROLL
+    for (int v = 0; v < qk::c_values; ++v) {
+      const int r = rows::slot_of(v % 4);
+      if constexpr (Edge) {
+        const int j = n0 + qk::c_coord(lane, v).col;
+        sc[v] = (j >= j_lo[r]) & (j < j_hi[r]) ? sc[v] : detail::neg_inf();
+      }
+      raw_max[r] = ::fmaxf(raw_max[r], sc[v]);
+    }
+    float m_ref[2], sum[2] = {0.f, 0.f};
+    STRATA_UNROLL
+    for (int r = 0; r < 2; ++r) {
+      const float mx = ::fmaxf(m_run[r], rows::reduce_max(warp, raw_max[r]) * exp2_scale);  // -inf stays -inf
+      m_ref[r] = mx == detail::neg_inf() ? 0.f : mx;
+      alpha[r] = arch::exp2_approx(m_run[r] - m_ref[r]);
+      m_run[r] = mx;
+    }
+    STRATA_UNROLL
+    for (int v = 0; v < qk::c_values; ++v) {
+      const int r = rows::slot_of(v % 4);
+      sc[v] = arch::exp2_approx(::fmaf(sc[v], exp2_scale, -m_ref[r]));
+      sum[r] += sc[v];
+    }
+    STRATA_UNROLL
+    for (int r = 0; r < 2; ++r) l_run[r] = l_run[r] * alpha[r] + rows::reduce_sum(warp, sum[r]);
+  }
+
+  /// O / l and LSE = m ln 2 + ln l for this thread's two rows; nothing past the sequence.
+  template <class Ctx>
+  STRATA_HOST_DEVICE static void store(Ctx& ctx, const params& p, const work& w, const detail::seq_view& sq, int lane, int r0,
+                                       const typename pv::c_fragment& o, const float (&m_run)[2], const float (&l_run)[2]) {
+    (void)ctx;
+    float inv[2], lse[2];
+    STRATA_UNROLL
+    for (int r = 0; r < 2; ++r) {
+      inv[r] = l_run[r] > 0.f ? 1.f / l_run[r] : 0.f;
+      lse[r] = l_run[r] > 0.f ? m_run[r] * 0.6931471805599453f + ::logf(l_run[r]) : detail::neg_inf();
+    }
+    const detail::forward_params& f = p.f;
+    Elem* ob = static_cast<Elem*>(f.o) + w.b * f.o_bs + static_cast<long long>(sq.q0) * f.o_rs + w.h * f.o_hs;
+    STRATA_UNROLL
+    for (int r = 0; r < 2; ++r) {
+      const int row = r0 + rows::row_of(lane, r);
+      if (row >= sq.sq) continue;
+      Elem* orow = ob + static_cast<long long>(row) * f.o_rs;
+      // Values 4 j + 2 r and 4 j + 2 r + 1: columns 8 j + 2 (lane % 4) and the next.
+      STRATA_UNROLL
+      for (int j = 0; j < D / 8; ++j) {
+        const int v = 4 * j + 2 * r, col = pv::c_coord(lane, v).col;
+        const Elem x0 = static_cast<Elem>(o[v] * inv[r]), x1 = static_cast<Elem>(o[v + 1] * inv[r]);
+        if (p.o_pairs) {
+          const std::uint32_t pair = static_cast<std::uint32_t>(x0.bits()) | static_cast<std::uint32_t>(x1.bits()) << 16;
+          *reinterpret_cast<std::uint32_t*>(orow + col) = pair;
+        } else {
+          orow[col] = x0;
+          orow[col + 1] = x1;
+        }
+      }
+      if (f.lse && rows::row_leader(lane)) f.lse[w.b * f.lse_bs + w.h * f.lse_hs + sq.q0 + row] = lse[r];
+    }
+  }
+};
+
+}  // namespace strata::attn

@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+// The Hopper attention forward (ops/attention/sm90_forward.hpp) on the emulator, run as sm90a (wgmma,
+// TMA, mbarriers, setmaxnreg all emulated), against the double-precision reference through the same
+// check as every other forward (support.hpp: poisoned outputs, rows past the sequence untouched, fully
+// masked rows exactly 0 with LSE -inf): head dims 64, 128 and 256, f16 and bf16, partial query and
+// key tiles, several tiles and query blocks, causal masks of both alignments, windows, GQA / MQA,
+// BHSD, sinks. Then what it refuses, by name.
+#include "support.hpp"
+
+#include "strata/ops/attention/sm90_forward.hpp"
+
+namespace {
+
+using namespace attn_test;
+using Catch::Matchers::Contains;
+
+template <class E, int D>
+struct sm90_runner {
+  template <class SM, class MM>
+  void operator()(strata::stream& s, const A::tensor& q, const A::tensor& k, const A::tensor& v, const A::tensor& o,
+                  const A::options& opt, const SM&, const MM&) const {
+    using K = A::sm90_forward_kernel<E, D>;
+    const auto p = K::make_params(q, k, v, o, opt);
+    if (K::blocks_of(p) > 0) strata::launch(s, K::launch_shape_of(p), K{}, p);
+  }
+};
+
+template <class E, int D>
+int check_sm90(spec c) {
+  return check<E, D, D, strata::arch::sm90a>(c, A::no_score_mod{}, A::no_mask_mod{}, sm90_runner<E, D>{});
+}
+
+}  // namespace
+
+TEST_CASE("Hopper attention forward: one partial tile, head dims 64, 128, 256", "[attention][sm90]") {
+  check_sm90<bf16, 64>({.batch = 2, .heads = 2, .heads_k = 2, .sq = 17, .sk = 23, .seed = 1});
+  check_sm90<f16, 128>({.batch = 1, .heads = 2, .heads_k = 1, .sq = 9, .sk = 40, .seed = 2});
+  check_sm90<bf16, 256>({.batch = 1, .heads = 1, .heads_k = 1, .sq = 33, .sk = 21, .seed = 3});
+}
+
+TEST_CASE("Hopper attention forward: several key tiles and query blocks, partial at both ends", "[attention][sm90]") {
+  check_sm90<bf16, 128>({.batch = 1, .heads = 2, .heads_k = 1, .sq = 150, .sk = 300, .seed = 11});
+  check_sm90<f16, 64>({.batch = 2, .heads = 1, .heads_k = 1, .sq = 129, .sk = 257, .bhsd = true, .seed = 12});
+  check_sm90<bf16, 256>({.batch = 1, .heads = 2, .heads_k = 2, .sq = 70, .sk = 200, .seed = 13});
+}
+
+TEST_CASE("Hopper attention forward: causal masks of both alignments and sliding windows", "[attention][sm90]") {
+  spec c{.batch = 1, .heads = 2, .heads_k = 1, .sq = 140, .sk = 270, .seed = 21};
+  c.opt.causal = true;
+  check_sm90<bf16, 128>(c);  // bottom-right: the last query row sees every key
+  c.opt.align = A::alignment::top_left;
+  c.seed = 22;
+  check_sm90<bf16, 64>(c);
+  spec top{.batch = 1, .heads = 1, .heads_k = 1, .sq = 300, .sk = 100, .seed = 23};
+  top.opt.causal = true;  // bottom-right with sq > sk: the first 200 rows see no key (O 0, LSE -inf)
+  CHECK(check_sm90<f16, 128>(top) == 200);
+  spec win{.batch = 2, .heads = 2, .heads_k = 2, .sq = 200, .sk = 333, .seed = 24};
+  win.opt.window_left = 70;
+  win.opt.window_right = 5;
+  check_sm90<bf16, 128>(win);
+  win.opt.window_right = -1;
+  win.opt.window_left = 0;  // each row sees the keys from its diagonal on
+  win.seed = 25;
+  check_sm90<bf16, 256>(win);
+}
+
+TEST_CASE("Hopper attention forward: GQA and MQA groups, sinks, a scale", "[attention][sm90]") {
+  check_sm90<bf16, 128>({.batch = 2, .heads = 6, .heads_k = 2, .sq = 65, .sk = 130, .seed = 31});
+  check_sm90<f16, 64>({.batch = 1, .heads = 4, .heads_k = 1, .sq = 31, .sk = 64, .bhsd = true, .seed = 32});
+  spec c{.batch = 1, .heads = 2, .heads_k = 1, .sq = 40, .sk = 150, .seed = 33};
+  c.sinks = {0.5f, -1.25f};
+  c.opt.scale = 0.3f;
+  c.opt.causal = true;
+  check_sm90<bf16, 128>(c);
+}
+
+TEST_CASE("Hopper attention forward: no keys, and a single key and query", "[attention][sm90]") {
+  spec none{.batch = 1, .heads = 1, .heads_k = 1, .sq = 5, .sk = 0, .seed = 41};
+  CHECK(check_sm90<bf16, 64>(none) == 5);
+  spec sinks{.batch = 1, .heads = 1, .heads_k = 1, .sq = 5, .sk = 0, .seed = 42};
+  sinks.sinks = {0.75f};  // a sink alone: O 0, LSE the sink
+  CHECK(check_sm90<bf16, 64>(sinks) == 0);
+  check_sm90<f16, 128>({.batch = 3, .heads = 1, .heads_k = 1, .sq = 1, .sk = 1, .seed = 43});
+}
+
+TEST_CASE("Hopper attention forward refuses what it does not take, by name", "[attention][sm90][negative]") {
+  using K = A::sm90_forward_kernel<bf16, 128>;
+  strata::stream s;
+  strata::device_buffer<bf16> q(2 * 16 * 128), k(2 * 16 * 128), v(2 * 16 * 128), o(2 * 16 * 128);
+  const auto t = [](bf16* p) { return A::bshd(p, strata::dtype::bf16, 1, 16, 2, 128); };
+  const auto refused = [&](A::options opt) -> std::string {
+    try {
+      (void)K::make_params(t(q.data()), t(k.data()), t(v.data()), t(o.data()), opt);
+    } catch (const strata::unsupported& e) {
+      return e.what();
+    }
+    return "accepted";
+  };
+  A::options cap;
+  cap.softcap = 30.f;
+  CHECK_THAT(refused(cap), Contains("options.softcap"));
+  A::options drop;
+  drop.dropout_p = 0.1f;
+  CHECK_THAT(refused(drop), Contains("options.dropout_p"));
+  float slopes[2] = {};
+  A::options alibi;
+  alibi.alibi_slopes = slopes;
+  CHECK_THAT(refused(alibi), Contains("options.alibi_slopes"));
+  CHECK(refused({}) == "accepted");
+  // A head dim other than the kernel's is an argument error naming q.
+  const auto t64 = [](bf16* p) { return A::bshd(p, strata::dtype::bf16, 1, 16, 2, 64); };
+  CHECK_THROWS_WITH(K::make_params(t64(q.data()), t64(k.data()), t64(v.data()), t64(o.data()), {}), Contains("q") && Contains("head dims"));
+  // TMA needs 16-byte aligned rows.
+  A::tensor odd = t(q.data() + 1);
+  CHECK_THROWS_WITH(K::make_params(odd, t(k.data()), t(v.data()), t(o.data()), {}), Contains("16-byte aligned"));
+}
