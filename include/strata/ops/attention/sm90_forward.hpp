@@ -19,8 +19,10 @@
 //     threads of a quad, reduced by two xor shuffles; masks only on edge tiles; the scale folded into
 //     one FFMA and one ex2 per score, m in log2 units); O rescaled by alpha; P rounded to 16 bits in
 //     registers, the A operand of O += P V in place (sm90_wgmma_rs: the accumulator map of two
-//     8-column blocks is the A map of one k16 step), V read N-major (imm-trans-b); then the stage goes
-//     back to the producer ("empty", one arrival per consumer warpgroup);
+//     8-column blocks is the A map of one k16 step), V read N-major (imm-trans-b). Tile i's Q K^T and
+//     tile i - 1's P V are issued together and tile i's softmax runs while that P V is in flight
+//     (FlashAttention-3's intra-warpgroup overlap); a stage's K goes back to the producer once its S
+//     has landed, its V once its P V has ("empty" barriers, one arrival per consumer warpgroup);
 //   - the epilogue divides by l and writes O (two elements per store where the strides allow) and LSE.
 // Key tiles run from the last visible one down (the diagonal's masked tile first under causality).
 // A row with no visible key gives O = 0 and LSE = -inf, as forward.hpp's.
@@ -29,8 +31,8 @@
 // GQA / MQA, causal masks of both alignments, sliding windows, sinks, the LSE. make_params refuses the
 // rest by name (strata::unsupported): soft-cap, ALiBi, dropout, score / mask mods, packed (cu_seqlens)
 // and padded (seqused) batches, paged caches, fp8, split-KV. Not yet (issue 37): ping-pong between the
-// consumer warpgroups and the overlap of one tile's softmax with the next tile's Q K^T, the O epilogue
-// through shared memory and TMA stores, a persistent grid. strata::attention does not pick this kernel
+// consumer warpgroups (one's softmax under the other's GEMMs, ordered by named barriers), the O
+// epilogue through shared memory and TMA stores, a persistent grid. strata::attention does not pick this kernel
 // yet: it has not run on a GPU (docs/attention.md).
 #pragma once
 
@@ -91,7 +93,8 @@ struct sm90_forward_kernel {
     mbarrier q_full;
     mbarrier k_full[stages];  // the stage's K has landed
     mbarrier v_full[stages];  // the stage's V has landed
-    mbarrier empty[stages];   // both consumer warpgroups are done with the stage
+    mbarrier k_empty[stages]; // both consumer warpgroups are done with the stage's K
+    mbarrier v_empty[stages]; // ... and with its V
   };
 
   struct params {
@@ -231,7 +234,8 @@ struct sm90_forward_kernel {
       for (int i = 0; i < stages; ++i) {
         s.k_full[i].init(ctx, 1);
         s.v_full[i].init(ctx, 1);
-        s.empty[i].init(ctx, consumers);
+        s.k_empty[i].init(ctx, consumers);
+        s.v_empty[i].init(ctx, consumers);
       }
     }
     ctx.block().sync();
@@ -251,8 +255,8 @@ struct sm90_forward_kernel {
   STRATA_HOST_DEVICE static unsigned char* v_stage(unsigned char* stage0, int st) { return k_stage(stage0, st) + kv_bytes; }
 
   /// The producer thread: Q, then the tiles from the last down, tile i of the order in stage
-  /// i % stages of round i / stages once both consumers released the round before (the first round's
-  /// wait passes at once).
+  /// i % stages of round i / stages: its K once both consumers released the round before's K (after
+  /// its Q K^T), its V once they released that V (after its P V). The first round's waits pass at once.
   template <class Ctx>
   STRATA_HOST_DEVICE static void produce(Ctx& ctx, const params& p, shared_storage& s, const work& w, tile_range t,
                                          unsigned char* q_tile, unsigned char* stage0) {
@@ -261,10 +265,11 @@ struct sm90_forward_kernel {
     for (int c = 0; c < chunks; ++c) copy::tma_load(ctx, q_tile + c * block_m * 128, p.q, s.q_full, 64 * c, w.m0, w.h, w.b);
     for (int i = 0; i < t.hi - t.lo; ++i) {
       const int st = i % stages, round = i / stages, n0 = (t.hi - 1 - i) * block_n;
-      s.empty[st].wait(ctx, (round & 1) ^ 1);
+      s.k_empty[st].wait(ctx, (round & 1) ^ 1);
       s.k_full[st].arrive_expect_tx(ctx, std::uint32_t(kv_bytes));
       STRATA_UNROLL
       for (int c = 0; c < chunks; ++c) copy::tma_load(ctx, k_stage(stage0, st) + c * block_n * 128, p.k, s.k_full[st], 64 * c, n0, w.hk, w.b);
+      s.v_empty[st].wait(ctx, (round & 1) ^ 1);
       s.v_full[st].arrive_expect_tx(ctx, std::uint32_t(kv_bytes));
       STRATA_UNROLL
       for (int c = 0; c < chunks; ++c) copy::tma_load(ctx, v_stage(stage0, st) + c * block_n * 128, p.v, s.v_full[st], 64 * c, n0, w.hk, w.b);
@@ -313,49 +318,90 @@ struct sm90_forward_kernel {
     typename pv::c_fragment o;
     STRATA_UNROLL
     for (int v = 0; v < pv::c_values; ++v) o[v] = 0.f;
-    const auto q_desc = [&](int chunk) {
-      return mma::smem_descriptor::of(ctx, q_tile + chunk * block_m * 128 + c * 64 * 128, mma::wgmma_swizzle::b128, 16, 1024);
-    };
-    s.q_full.wait(ctx, 0);
     const bool leader = tr == 0;
-    for (int i = 0; i < t.hi - t.lo; ++i) {
-      const int st = i % stages, round = i / stages, n0 = (t.hi - 1 - i) * block_n;
-      s.k_full[st].wait(ctx, round & 1);
-      typename qk::c_fragment sc;
-      mma::wgmma_fence(ctx, sc);
+    const int tiles = t.hi - t.lo;
+    // Tile i of the order: stage i % stages, round i / stages, keys from (t.hi - 1 - i) * block_n. The
+    // barrier waits come before the wgmma fence: a spin loop between the fence and the wgmmas makes
+    // ptxas fence each wgmma again (C7519).
+    const auto k_ready = [&](int i) { s.k_full[i % stages].wait(ctx, (i / stages) & 1); };
+    const auto v_ready = [&](int i) { s.v_full[i % stages].wait(ctx, (i / stages) & 1); };
+    const auto issue_qk = [&](int i, typename qk::c_fragment& sc) {
+      const int st = i % stages;
       STRATA_UNROLL
       for (int step = 0; step < D / 16; ++step) {
+        const auto qd = mma::smem_descriptor::of(ctx, q_tile + (step / 4) * block_m * 128 + c * 64 * 128, mma::wgmma_swizzle::b128, 16, 1024);
         const auto kd = mma::smem_descriptor::of(ctx, k_stage(stage0, st) + (step / 4) * block_n * 128, mma::wgmma_swizzle::b128, 16, 1024);
-        qk::mma_async(ctx, q_desc(step / 4).advanced(32 * (step % 4)), kd.advanced(32 * (step % 4)), sc, step > 0);
+        qk::mma_async(ctx, qd.advanced(32 * (step % 4)), kd.advanced(32 * (step % 4)), sc, step > 0);
       }
       mma::wgmma_commit(ctx);
-      mma::wgmma_wait<0>(ctx, sc);
-
-      const bool edge = !(n0 >= in_lo && n0 + block_n <= in_hi);
-      float alpha[2];
-      if (edge) softmax<true>(warp, sc, n0, lane, j_lo, j_hi, exp2_scale, m_run, l_run, alpha);
-      else softmax<false>(warp, sc, n0, lane, j_lo, j_hi, exp2_scale, m_run, l_run, alpha);
-      STRATA_UNROLL
-      for (int v = 0; v < pv::c_values; ++v) o[v] *= alpha[rows::slot_of(v % 4)];
-
-      // P in place: accumulator values 8 k .. 8 k + 7 are the A fragment of k16 step k, two per register.
-      typename pv::a_registers pr[p_steps];
-      STRATA_UNROLL
-      for (int k = 0; k < p_steps; ++k)
-        STRATA_UNROLL
-        for (int r = 0; r < 4; ++r) pr[k][r] = arch::narrow_pair<Elem>(sc[8 * k + 2 * r], sc[8 * k + 2 * r + 1]);
-      s.v_full[st].wait(ctx, round & 1);
-      STRATA_UNROLL
-      for (int k = 0; k < p_steps; ++k) mma::wgmma_fence_operand(pr[k]);
-      mma::wgmma_fence(ctx, o);
-      // V (block_n keys x D): N-major, 64-column blocks block_n x 128 bytes apart (LBO), groups of 8
-      // keys 1024 bytes apart (SBO), a k16 step 2048 bytes on.
+    };
+    // V (block_n keys x D): N-major, 64-column blocks block_n x 128 bytes apart (LBO), groups of 8
+    // keys 1024 bytes apart (SBO), a k16 step 2048 bytes on.
+    const auto issue_pv = [&](int i, const typename pv::a_registers (&pr)[p_steps]) {
+      const int st = i % stages;
       const auto vd = mma::smem_descriptor::of(ctx, v_stage(stage0, st), mma::wgmma_swizzle::b128, block_n * 128, 1024);
       STRATA_UNROLL
       for (int k = 0; k < p_steps; ++k) pv::mma_async(ctx, pr[k], vd.advanced(2048 * k), o);
       mma::wgmma_commit(ctx);
+    };
+    // The softmax of tile i on its scores; returns alpha for O.
+    const auto softmax_of = [&](int i, typename qk::c_fragment& sc, float (&alpha)[2]) {
+      const int n0 = (t.hi - 1 - i) * block_n;
+      if (n0 >= in_lo && n0 + block_n <= in_hi) softmax<false>(warp, sc, n0, lane, j_lo, j_hi, exp2_scale, m_run, l_run, alpha);
+      else softmax<true>(warp, sc, n0, lane, j_lo, j_hi, exp2_scale, m_run, l_run, alpha);
+    };
+    // P in place: accumulator values 8 k .. 8 k + 7 are the A fragment of k16 step k, two per register.
+    const auto round_p = [&](const typename qk::c_fragment& sc, typename pv::a_registers (&pr)[p_steps]) {
+      STRATA_UNROLL
+      for (int k = 0; k < p_steps; ++k)
+        STRATA_UNROLL
+        for (int r = 0; r < 4; ++r) pr[k][r] = arch::narrow_pair<Elem>(sc[8 * k + 2 * r], sc[8 * k + 2 * r + 1]);
+    };
+
+    // Tile i's softmax runs while tile i - 1's P V is in flight (FlashAttention-3's intra-warpgroup
+    // overlap): per step, Q K_i^T and then P_{i-1} V_{i-1} are issued as two groups; waiting for all
+    // but the newest group lands S_i, whose softmax runs under P V; O is rescaled once P V has landed.
+    // A stage's K goes back to the producer when its S has landed, its V when its P V has.
+    s.q_full.wait(ctx, 0);
+    if (tiles > 0) {
+      typename pv::a_registers pr[p_steps];
+      {
+        typename qk::c_fragment sc;
+        k_ready(0);
+        mma::wgmma_fence(ctx, sc);
+        issue_qk(0, sc);
+        mma::wgmma_wait<0>(ctx, sc);
+        if (leader) s.k_empty[0].arrive(ctx);
+        float alpha[2];  // O is still 0: nothing to rescale
+        softmax_of(0, sc, alpha);
+        round_p(sc, pr);
+      }
+      for (int i = 1; i < tiles; ++i) {
+        typename qk::c_fragment sc;
+        k_ready(i);
+        v_ready(i - 1);
+        STRATA_UNROLL
+        for (int k = 0; k < p_steps; ++k) mma::wgmma_fence_operand(pr[k]);
+        mma::wgmma_fence(ctx, sc, o);
+        issue_qk(i, sc);
+        issue_pv(i - 1, pr);
+        mma::wgmma_wait<1>(ctx, sc);  // S_i has landed; P_{i-1} V_{i-1} may still run
+        if (leader) s.k_empty[i % stages].arrive(ctx);
+        float alpha[2];
+        softmax_of(i, sc, alpha);
+        mma::wgmma_wait<0>(ctx, o);
+        if (leader) s.v_empty[(i - 1) % stages].arrive(ctx);
+        STRATA_UNROLL
+        for (int v = 0; v < pv::c_values; ++v) o[v] *= alpha[rows::slot_of(v % 4)];
+        round_p(sc, pr);
+      }
+      v_ready(tiles - 1);
+      STRATA_UNROLL
+      for (int k = 0; k < p_steps; ++k) mma::wgmma_fence_operand(pr[k]);
+      mma::wgmma_fence(ctx, o);
+      issue_pv(tiles - 1, pr);
       mma::wgmma_wait<0>(ctx, o);
-      if (leader) s.empty[st].arrive(ctx);
+      if (leader) s.v_empty[(tiles - 1) % stages].arrive(ctx);
     }
     store(ctx, p, w, sq, lane, r0, o, m_run, l_run);
   }
