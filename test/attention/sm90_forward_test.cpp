@@ -16,18 +16,20 @@ using Catch::Matchers::Contains;
 
 template <class E, int D>
 struct sm90_runner {
+  strata::emulator::options schedule{};
   template <class SM, class MM>
   void operator()(strata::stream& s, const A::tensor& q, const A::tensor& k, const A::tensor& v, const A::tensor& o,
                   const A::options& opt, const SM&, const MM&) const {
     using K = A::sm90_forward_kernel<E, D>;
     const auto p = K::make_params(q, k, v, o, opt);
+    s.set_emulator_options(schedule);
     if (K::blocks_of(p) > 0) strata::launch(s, K::launch_shape_of(p), K{}, p);
   }
 };
 
 template <class E, int D>
-int check_sm90(spec c) {
-  return check<E, D, D, strata::arch::sm90a>(c, A::no_score_mod{}, A::no_mask_mod{}, sm90_runner<E, D>{});
+int check_sm90(spec c, strata::emulator::options schedule = {}) {
+  return check<E, D, D, strata::arch::sm90a>(c, A::no_score_mod{}, A::no_mask_mod{}, sm90_runner<E, D>{schedule});
 }
 
 }  // namespace
@@ -81,6 +83,16 @@ TEST_CASE("Hopper attention forward: no keys, and a single key and query", "[att
   sinks.sinks = {0.75f};  // a sink alone: O 0, LSE the sink
   CHECK(check_sm90<bf16, 64>(sinks) == 0);
   check_sm90<f16, 128>({.batch = 3, .heads = 1, .heads_k = 1, .sq = 1, .sk = 1, .seed = 43});
+}
+
+TEST_CASE("Hopper attention forward under other schedules of the emulator's threads", "[attention][sm90]") {
+  // The producer, the consumers' turns (named barriers) and the stage ring in other interleavings.
+  using strata::emulator::schedule;
+  spec c{.batch = 1, .heads = 2, .heads_k = 1, .sq = 130, .sk = 520, .seed = 51};
+  c.opt.causal = true;
+  check_sm90<bf16, 128>(c, {.workers = 2, .order = schedule::reverse});
+  c.seed = 52;
+  check_sm90<f16, 64>(c, {.workers = 2, .order = schedule::random, .seed = 777});
 }
 
 TEST_CASE("Hopper attention forward refuses what it does not take, by name", "[attention][sm90][negative]") {

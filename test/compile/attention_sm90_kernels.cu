@@ -17,6 +17,8 @@
 // compile-expect-code sm_90a: producer gives registers back = setmaxnreg\.dec\.sync\.aligned\.u32 40
 // compile-expect-code sm_90a: consumers take them = setmaxnreg\.inc\.sync\.aligned\.u32 232
 // compile-expect-code sm_90a: exp2 with the scale folded in = ex2\.approx\.ftz\.f32
+// compile-expect-code sm_90a: ping-pong, a warpgroup waits for its turn = bar\.sync %r[0-9]+, %r[0-9]+
+// compile-expect-code sm_90a: and hands it over = bar\.arrive %r[0-9]+, %r[0-9]+
 #include "strata/ops/attention/sm90_forward.hpp"
 #include "strata/runtime/runtime.hpp"
 

@@ -91,6 +91,7 @@ inline void setup_unit(worker& w, const launch_info& L, long long unit, std::siz
       b.sync_epoch = 0;
       b.last_barrier = site{};
       b.bulk_pending.clear();
+      for (auto& nb_ : b.named) nb_ = block_state::named_barrier{};
       for (int wi = 0; wi < L.warps_per_block; ++wi) {
         warp_state& ws = w.warps[static_cast<std::size_t>(ub) * L.warps_per_block + wi];
         ws.lanes = std::min(L.warp_size, nt - wi * L.warp_size);
@@ -114,11 +115,7 @@ inline void setup_unit(worker& w, const launch_info& L, long long unit, std::siz
         t.runnable = true;
         t.abort = false;
         t.error = nullptr;
-        t.async_pending.clear();
-        t.async_groups.clear();
-        t.mma_pending.clear();
-        t.mma_groups = 0;
-        t.mma_fenced = false;
+        reset_async(t);
         u.threads[static_cast<std::size_t>(ub) * nt + i] = &t;
       }
     }

@@ -392,11 +392,7 @@ inline bctx::fiber fiber_main(gpu_thread* t, bctx::fiber&& scheduler) {
       }
     }
     // A failed thread's copies never land; the fiber is reused, so nothing may carry over.
-    t->async_pending.clear();
-    t->async_groups.clear();
-    t->mma_pending.clear();
-    t->mma_groups = 0;
-    t->mma_fenced = false;
+    reset_async(*t);
     t->waiting = wait_kind::exited;
     if (t->runnable) {
       t->runnable = false;

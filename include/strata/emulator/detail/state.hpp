@@ -155,6 +155,16 @@ struct block_state {
     std::vector<unsigned char> data;  // the shared-memory image that lands at dst
   };
   std::vector<pending_bulk> bulk_pending;
+
+  /// The 15 named barriers (bar.sync / bar.arrive with ids 1..15; arch/named_barrier.hpp; id 0 is
+  /// block().sync()'s). A barrier completes when `expected` threads have arrived, waiting or not;
+  /// `generation` counts completions, so a waiting thread waits for it to move.
+  struct named_barrier {
+    int expected = 0;  // the thread count of the barrier's current round (0: no round open)
+    int arrived = 0;
+    std::uint32_t generation = 0;
+  };
+  named_barrier named[16];
 };
 
 struct unit_state;
@@ -213,6 +223,16 @@ struct gpu_thread {
   stack_bounds* scheduler_stack;  // the worker thread's stack (for AddressSanitizer)
   void* fake_stack = nullptr;
 };
+
+/// Forgets a thread's asynchronous state (cp.async copies, wgmma results): when its fiber is set up
+/// for a block, and when it ends (a failed thread's copies never land; the fiber is reused).
+inline void reset_async(gpu_thread& t) {
+  t.async_pending.clear();
+  t.async_groups.clear();
+  t.mma_pending.clear();
+  t.mma_groups = 0;
+  t.mma_fenced = false;
+}
 
 namespace race {
 // The race detector records the copies as writes of the thread that waits for them (race_check.hpp,

@@ -22,7 +22,9 @@
 //     8-column blocks is the A map of one k16 step), V read N-major (imm-trans-b). Tile i's Q K^T and
 //     tile i - 1's P V are issued together and tile i's softmax runs while that P V is in flight
 //     (FlashAttention-3's intra-warpgroup overlap); a stage's K goes back to the producer once its S
-//     has landed, its V once its P V has ("empty" barriers, one arrival per consumer warpgroup);
+//     has landed, its V once its P V has ("empty" barriers, one arrival per consumer warpgroup). The
+//     two warpgroups take turns issuing their wgmmas (named barriers: FlashAttention-3's ping-pong),
+//     so one's softmax runs under the other's matrix products;
 //   - the epilogue divides by l and writes O (two elements per store where the strides allow) and LSE.
 // Key tiles run from the last visible one down (the diagonal's masked tile first under causality).
 // A row with no visible key gives O = 0 and LSE = -inf, as forward.hpp's.
@@ -30,9 +32,8 @@
 // Takes: f16 / bf16, head dim 64, 128 or 256 (V the same), BSHD or BHSD with 16-byte aligned rows,
 // GQA / MQA, causal masks of both alignments, sliding windows, sinks, the LSE. make_params refuses the
 // rest by name (strata::unsupported): soft-cap, ALiBi, dropout, score / mask mods, packed (cu_seqlens)
-// and padded (seqused) batches, paged caches, fp8, split-KV. Not yet (issue 37): ping-pong between the
-// consumer warpgroups (one's softmax under the other's GEMMs, ordered by named barriers), the O
-// epilogue through shared memory and TMA stores, a persistent grid. strata::attention does not pick this kernel
+// and padded (seqused) batches, paged caches, fp8, split-KV. Not yet (issue 37):
+// the O epilogue through shared memory and TMA stores, a persistent grid. strata::attention does not pick this kernel
 // yet: it has not run on a GPU (docs/attention.md).
 #pragma once
 
@@ -43,6 +44,7 @@
 
 #include "strata/arch/fast_math.hpp"
 #include "strata/arch/mbarrier.hpp"
+#include "strata/arch/named_barrier.hpp"
 #include "strata/arch/narrow.hpp"
 #include "strata/arch/registers.hpp"
 #include "strata/copy/tma.hpp"
@@ -71,6 +73,7 @@ struct sm90_forward_kernel {
   static constexpr int max_threads_per_block = threads;
   static constexpr int min_blocks_per_multiprocessor = 1;  // fixes the register count at entry (setmaxnreg)
   static constexpr int producer_registers = 40, consumer_registers = 232;  // 128 x (40 + 2 x 232) = 64512
+  static constexpr int turn_barrier = 1;  // named barriers 1 and 2: the consumer warpgroups' turns to issue
 
   /// S = Q K^T: A = this warpgroup's 64 rows of Q, B = the tile's keys, both K-major (D innermost).
   using qk = mma::sm90_64xNx16<Elem, block_n>;
@@ -362,14 +365,28 @@ struct sm90_forward_kernel {
     // overlap): per step, Q K_i^T and then P_{i-1} V_{i-1} are issued as two groups; waiting for all
     // but the newest group lands S_i, whose softmax runs under P V; O is rescaled once P V has landed.
     // A stage's K goes back to the producer when its S has landed, its V when its P V has.
+    //
+    // And the two consumer warpgroups take turns issuing (FlashAttention-3's ping-pong): each of the
+    // tiles + 1 issue points of a warpgroup waits for its turn (named barrier 1 + c: its 128 threads
+    // sync, the other warpgroup's 128 arrive) and then hands the turn over, so that one warpgroup's
+    // softmax runs while the other's wgmmas hold the tensor cores. Warpgroup 1 hands the first turn
+    // to warpgroup 0, which takes one more turn after its last issue (waiting for warpgroup 1's last
+    // hand-over): every round of both barriers has its 256 arrivals, none is left open. The loop
+    // itself does not depend on c (a branch on it there made nvcc compile the loop twice).
+    const arch::named_barrier my_turn{turn_barrier + c, 256}, their_turn{turn_barrier + 1 - c, 256};
+    const auto take_turn = [&] { my_turn.sync(ctx); };
+    const auto pass_turn = [&] { their_turn.arrive(ctx); };
     s.q_full.wait(ctx, 0);
     if (tiles > 0) {
+      if (c == 1) their_turn.arrive(ctx);
       typename pv::a_registers pr[p_steps];
       {
         typename qk::c_fragment sc;
         k_ready(0);
+        take_turn();
         mma::wgmma_fence(ctx, sc);
         issue_qk(0, sc);
+        pass_turn();
         mma::wgmma_wait<0>(ctx, sc);
         if (leader) s.k_empty[0].arrive(ctx);
         float alpha[2];  // O is still 0: nothing to rescale
@@ -380,11 +397,13 @@ struct sm90_forward_kernel {
         typename qk::c_fragment sc;
         k_ready(i);
         v_ready(i - 1);
+        take_turn();
         STRATA_UNROLL
         for (int k = 0; k < p_steps; ++k) mma::wgmma_fence_operand(pr[k]);
         mma::wgmma_fence(ctx, sc, o);
         issue_qk(i, sc);
         issue_pv(i - 1, pr);
+        pass_turn();
         mma::wgmma_wait<1>(ctx, sc);  // S_i has landed; P_{i-1} V_{i-1} may still run
         if (leader) s.k_empty[i % stages].arrive(ctx);
         float alpha[2];
@@ -396,10 +415,13 @@ struct sm90_forward_kernel {
         round_p(sc, pr);
       }
       v_ready(tiles - 1);
+      take_turn();
       STRATA_UNROLL
       for (int k = 0; k < p_steps; ++k) mma::wgmma_fence_operand(pr[k]);
       mma::wgmma_fence(ctx, o);
       issue_pv(tiles - 1, pr);
+      pass_turn();
+      if (c == 0) take_turn();
       mma::wgmma_wait<0>(ctx, o);
       if (leader) s.v_empty[(tiles - 1) % stages].arrive(ctx);
     }
