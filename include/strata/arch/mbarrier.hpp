@@ -134,7 +134,10 @@ struct alignas(8) mbarrier {
     static_assert(detail::has_mbarrier<typename Ctx::target>, "mbarrier needs sm80+ (the kernel's target lacks it)");
     if constexpr (Ctx::emulated) {
 #if !STRATA_DEVICE_PASS
-      update(ctx, "arrive", 1, 0);
+      // A completed phase may release a waiting thread (a producer refilling a stage): it runs before
+      // this thread goes on, as it may on the GPU. Then work this thread still owed before releasing
+      // (a wgmma reading the stage) shows as the kernel bug it is (copy/tma.hpp).
+      if (update(ctx, "arrive", 1, 0)) ctx.yield_to_others();
 #endif
     } else {
       (void)ctx;
@@ -154,7 +157,7 @@ struct alignas(8) mbarrier {
     if constexpr (Ctx::emulated) {
 #if !STRATA_DEVICE_PASS
       (void)here(ctx, "arrive (cluster)");
-      ctx.cluster().shared_of(*this, rank).update(ctx, "arrive (cluster)", 1, 0, /*remote=*/true);
+      if (ctx.cluster().shared_of(*this, rank).update(ctx, "arrive (cluster)", 1, 0, /*remote=*/true)) ctx.yield_to_others();
 #endif
     } else {
       (void)ctx;
@@ -343,9 +346,9 @@ struct alignas(8) mbarrier {
   }
 
   /// Takes `arrivals` arrivals and adds `tx` to the transaction count; completes the phase when both
-  /// are done.
+  /// are done, and says whether it did.
   template <class Ctx>
-  void update(Ctx& ctx, const char* op, int arrivals, int tx, bool remote = false) {
+  bool update(Ctx& ctx, const char* op, int arrivals, int tx, bool remote = false) {
     // A remote barrier (another block of the cluster) was located by cluster().shared_of, which checked it.
     auto& t = remote ? ctx.emulated_thread() : here(ctx, op);
     STRATA_RACE_EXEMPT();
@@ -365,11 +368,13 @@ struct alignas(8) mbarrier {
     if (s.pending == 0 && s.tx < 0)
       kernel_bug(t, std::string("mbarrier.") + op + ": " + std::to_string(-s.tx) +
                         " more bytes completed than the phase expected (expect_tx) by its last arrival");
-    if (s.pending == 0 && s.tx == 0) {
+    const bool phase_done = s.pending == 0 && s.tx == 0;
+    if (phase_done) {
       s.phase ^= 1;
       s.pending = s.expected;
     }
     word = s.encode();
+    return phase_done;
   }
 #endif
 };

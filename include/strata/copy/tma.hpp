@@ -216,9 +216,16 @@ std::vector<unsigned char> tma_image(Thread& t, unsigned char* dst, const tensor
 }
 
 /// Queues `image` to land at `dst` of block `b` and complete on the barrier word `bar` there; poisons the
-/// destination until then.
-template <class Block>
-void tma_queue(Block& b, unsigned char* dst, const void* bar, std::vector<unsigned char> image) {
+/// destination until then. A destination that a wgmma not yet waited for still reads is a kernel bug
+/// (its stage was handed back before the wgmma_wait covering its reads).
+template <class Thread, class Block>
+void tma_queue(Thread& t, Block& b, unsigned char* dst, const void* bar, std::vector<unsigned char> image) {
+  for (const auto& r : b.wgmma_reads)
+    if (dst < r.hi && r.lo < dst + image.size())
+      kernel_bug(t, "TMA copy into shared bytes " + std::to_string(dst - b.smem) + ".." + std::to_string(dst - b.smem + long(image.size())) +
+                        " of block " + std::to_string(b.rank) + " that a wgmma still reads (bytes " + std::to_string(r.lo - b.smem) +
+                        ".." + std::to_string(r.hi - b.smem) + "; no thread of its warpgroup has waited for it): the stage was "
+                        "released before the wgmma_wait covering its reads");
   std::memset(dst, 0xFF, image.size());
   b.bulk_pending.push_back({dst, bar, std::move(image)});
 }
@@ -272,7 +279,7 @@ STRATA_HOST_DEVICE STRATA_FORCEINLINE void tma_load(Ctx& ctx, void* dst, const t
 #if !STRATA_DEVICE_PASS
     auto& t = ctx.emulated_thread();
     auto* d = static_cast<unsigned char*>(dst);
-    detail::tma_queue(*t.block, d, &bar.word, detail::tma_image(t, d, map, c, int(sizeof...(Coords))));
+    detail::tma_queue(t, *t.block, d, &bar.word, detail::tma_image(t, d, map, c, int(sizeof...(Coords))));
 #endif
   } else {
     (void)ctx;
@@ -308,7 +315,7 @@ STRATA_HOST_DEVICE STRATA_FORCEINLINE void tma_load_multicast(Ctx& ctx, void* ds
     for (int r = 0; r < blocks; ++r) {
       if (!((cta_mask >> r) & 1)) continue;
       auto& b = t.unit->blocks[t.block->cluster_base + r];
-      detail::tma_queue(b, b.smem + (d - t.block->smem), b.smem + (bw - t.block->smem), image);
+      detail::tma_queue(t, b, b.smem + (d - t.block->smem), b.smem + (bw - t.block->smem), image);
     }
 #endif
   } else {

@@ -238,6 +238,10 @@ class context {
     detail::spin_until(*t_, static_cast<Pred&&>(pred), loc);
   }
 
+  /// Lets the other threads run before this one goes on (for atoms whose step may unblock another
+  /// thread: an mbarrier phase completing).
+  void yield_to_others(here loc = here::current()) const { detail::yield_thread(*t_, loc); }
+
   /// The kernel's static shared storage (Kernel::shared_storage), shared by the threads of the block.
   template <class T>
   T& shared() const {

@@ -91,6 +91,7 @@ inline void setup_unit(worker& w, const launch_info& L, long long unit, std::siz
       b.sync_epoch = 0;
       b.last_barrier = site{};
       b.bulk_pending.clear();
+      b.wgmma_reads.clear();
       for (auto& nb_ : b.named) nb_ = block_state::named_barrier{};
       for (int wi = 0; wi < L.warps_per_block; ++wi) {
         warp_state& ws = w.warps[static_cast<std::size_t>(ub) * L.warps_per_block + wi];

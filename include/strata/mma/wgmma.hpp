@@ -50,7 +50,10 @@
 //     fails its test. A wgmma's input D is the newest pending result for the same registers, if any;
 //   - a wgmma issued without a wgmma_fence since the thread started or since a wait last landed
 //     results in its registers is a kernel bug (PTX requires the fence between register accesses and
-//     the wgmma that reads the same registers), and so is a result never waited for at thread exit.
+//     the wgmma that reads the same registers), and so is a result never waited for at thread exit;
+//   - wgmma_wait is a warpgroup rendezvous (.sync.aligned); until one lands a wgmma's result, the
+//     shared bytes it read are recorded on the block, and a TMA copy into them is a kernel bug: the
+//     stage was handed back before the wait covering its reads (copy/tma.hpp).
 #pragma once
 
 #include <cstdint>
@@ -229,11 +232,17 @@ struct wgmma_shape {
   };
 
 #if !STRATA_DEVICE_PASS
-  /// Reads an operand through its descriptor: element (mn, k) as a float. An element outside the
-  /// block's shared memory is a kernel bug.
+  /// The shared bytes an operand's elements span, [lo, hi): recorded on the block until the wgmma
+  /// is waited for (block_state::wgmma_reads).
+  struct span {
+    std::uint32_t lo = ~0u, hi = 0;
+  };
+
+  /// Reads an operand through its descriptor: element (mn, k) as a float, its bytes added to `read`.
+  /// An element outside the block's shared memory is a kernel bug.
   template <class Thread>
   static float load_operand(Thread& t0, const char* name, smem_descriptor dsc, wgmma_major major, int mn, int k,
-                            const char* which) {
+                            const char* which, span& read) {
     const std::uint32_t offset = wgmma_operand_offset(mn, k, int(sizeof(AB)), major, dsc.swizzle(),
                                                       dsc.leading_bytes(), dsc.stride_bytes());
     const std::uint32_t address = swizzled_address(dsc.address() + offset, dsc.swizzle());
@@ -242,6 +251,8 @@ struct wgmma_shape {
       kernel_bug(t0, std::string(name) + ": operand " + which + " element (" + std::to_string(mn) + ", k " +
                          std::to_string(k) + ") is at shared address " + std::to_string(address) + ", past the block's " +
                          std::to_string(smem_bytes) + " bytes of shared memory");
+    read.lo = address < read.lo ? address : read.lo;
+    read.hi = address + std::uint32_t(sizeof(AB)) > read.hi ? address + std::uint32_t(sizeof(AB)) : read.hi;
     AB x;
     std::memcpy(&x, t0.block->smem + address, sizeof x);
     return static_cast<float>(x);
@@ -254,7 +265,7 @@ struct wgmma_shape {
   /// wait; its accumulator registers hold NaN meanwhile.
   template <class Thread, class FillA>
   static void run_collective(const char* name, void* const* all, int threads, wgmma_major major_b, bool same_a,
-                             FillA fill_a) {
+                             FillA fill_a, span a_read = {}) {
     static_assert(c_map_is_bijection(), "wgmma: c_coord must own each element of D exactly once");
     const auto io_of = [&](int i) -> const wgmma_io<Thread>& { return *static_cast<const wgmma_io<Thread>*>(all[i]); };
     const auto& io0 = io_of(0);
@@ -276,9 +287,14 @@ struct wgmma_shape {
     A.resize(M * K);
     B.resize(K * N);
     D.resize(M * N);
-    fill_a(A.data());
+    fill_a(A.data(), a_read);
+    span b_read;
     for (int k = 0; k < K; ++k)
-      for (int n = 0; n < N; ++n) B[k * N + n] = load_operand(t0, name, db, major_b, n, k, "B");
+      for (int n = 0; n < N; ++n) B[k * N + n] = load_operand(t0, name, db, major_b, n, k, "B", b_read);
+    // The operands stay in use until a thread of the warpgroup waits for this wgmma.
+    const std::uint64_t id = ++t0.block->wgmma_issued;
+    for (const span& r : {a_read, b_read})
+      if (r.lo < r.hi) t0.block->wgmma_reads.push_back({t0.block->smem + r.lo, t0.block->smem + r.hi, id});
     for (int i = 0; i < threads; ++i) {
       const auto& io = io_of(i);
       float in[c_values];
@@ -297,7 +313,7 @@ struct wgmma_shape {
     for (int i = 0; i < threads; ++i) {
       const auto& io = io_of(i);
       Thread& t = *io.thread;
-      typename Thread::pending_mma r{io.acc, io.acc_bytes, t.mma_groups, {}};
+      typename Thread::pending_mma r{io.acc, io.acc_bytes, t.mma_groups, {}, id};
       float out[c_values];
       for (int v = 0; v < c_values; ++v) {
         const coord x = c_coord(i, v);
@@ -355,9 +371,9 @@ struct sm90_wgmma_ss : detail::wgmma_shape<AB, Cols> {
       ctx.warpgroup().gather(name, &io, [](void* const* all, int threads) {
         const smem_descriptor da{static_cast<const detail::wgmma_io<thread_type>*>(all[0])->a};
         thread_type& t0 = *static_cast<const detail::wgmma_io<thread_type>*>(all[0])->thread;
-        base::template run_collective<thread_type>(name, all, threads, MajorB, true, [&](float* A) {
+        base::template run_collective<thread_type>(name, all, threads, MajorB, true, [&](float* A, typename base::span& read) {
           for (int m = 0; m < base::M; ++m)
-            for (int k = 0; k < base::K; ++k) A[m * base::K + k] = base::load_operand(t0, name, da, MajorA, m, k, "A");
+            for (int k = 0; k < base::K; ++k) A[m * base::K + k] = base::load_operand(t0, name, da, MajorA, m, k, "A", read);
         });
       });
 #endif
@@ -454,7 +470,7 @@ struct sm90_wgmma_rs : detail::wgmma_shape<AB, Cols> {
       using thread_type = std::remove_reference_t<decltype(t)>;
       detail::wgmma_io<thread_type> io{&t, 0, b.bits, &a, accumulate, &d, sizeof d};
       ctx.warpgroup().gather(name, &io, [](void* const* all, int threads) {
-        base::template run_collective<thread_type>(name, all, threads, MajorB, false, [&](float* A) {
+        base::template run_collective<thread_type>(name, all, threads, MajorB, false, [&](float* A, typename base::span&) {
           for (int i = 0; i < threads; ++i) {
             const auto& r = *static_cast<const a_registers*>(static_cast<const detail::wgmma_io<thread_type>*>(all[i])->a_values);
             for (int v = 0; v < a_values; ++v) {
@@ -579,14 +595,22 @@ STRATA_HOST_DEVICE STRATA_FORCEINLINE void wgmma_wait(Ctx& ctx, Acc&... acc) {
   if constexpr (Ctx::emulated) {
 #if !STRATA_DEVICE_PASS
     auto& t = ctx.emulated_thread();
+    // wgmma.wait_group is .sync.aligned: the warpgroup waits together. So no thread lands a result
+    // (and lets a stage go) while another thread of the group has not reached its wait.
+    ctx.warpgroup().gather("wgmma.wait_group", nullptr, [](void* const*, int) {});
     if (t.mma_groups < std::uint32_t(Pending)) return;
     const std::uint32_t landed_below = t.mma_groups - std::uint32_t(Pending);
     auto& q = t.mma_pending;
     std::size_t kept = 0;
     bool landed = false;
+    auto& reads = t.block->wgmma_reads;
     for (std::size_t i = 0; i < q.size(); ++i) {
       if (q[i].group < landed_below) {
         landed = true;
+        // The wgmma is done: its operands may be overwritten from now on.
+        for (std::size_t j = 0; j < reads.size();)
+          if (reads[j].id == q[i].operands) reads.erase(reads.begin() + std::ptrdiff_t(j));
+          else ++j;
         // A newer wgmma into the same registers is still pending: they keep its poison.
         bool superseded = false;
         for (std::size_t j = i + 1; j < q.size(); ++j) superseded = superseded || q[j].acc == q[i].acc;

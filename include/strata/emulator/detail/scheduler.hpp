@@ -171,6 +171,16 @@ void spin_until(gpu_thread& t, Pred&& pred, const site& where) {
   t.waiting = wait_kind::none;
 }
 
+/// Lets the other threads of the unit run before this one goes on (it stays runnable). Where a step
+/// may unblock another thread (an mbarrier phase completing), yielding there lets that thread act at
+/// once, so the emulator's interleavings include the GPU's "the waiter saw it immediately" ones.
+inline void yield_thread(gpu_thread& t, const site& where) {
+  t.waiting = wait_kind::spin;
+  t.waiting_at = where;
+  suspend(t);
+  t.waiting = wait_kind::none;
+}
+
 // ---- warp collectives ---------------------------------------------------------------------------
 
 /// Every lane deposits `bytes` of its value and waits for all lanes of its warp; returns the slot bank

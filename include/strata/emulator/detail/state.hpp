@@ -165,6 +165,19 @@ struct block_state {
     std::uint32_t generation = 0;
   };
   named_barrier named[16];
+
+  /// Shared-memory spans that issued wgmmas read and that no thread of the issuing warpgroup has
+  /// waited for yet (mma/wgmma.hpp). On the GPU the tensor cores may read them until that wait, so a
+  /// TMA copy into one of them (copy/tma.hpp) is a kernel bug: a stage released too early. `id` ties
+  /// a span to the results it produces (gpu_thread::pending_mma::operands); a span ends when the
+  /// first of them lands.
+  struct wgmma_operands {
+    const unsigned char* lo;
+    const unsigned char* hi;  // one past the last byte read
+    std::uint64_t id;
+  };
+  std::vector<wgmma_operands> wgmma_reads;
+  std::uint64_t wgmma_issued = 0;  // ids
 };
 
 struct unit_state;
@@ -214,6 +227,7 @@ struct gpu_thread {
     std::size_t bytes;         // its size
     std::uint32_t group;       // wgmma group: the count of commits before its issue
     std::array<std::uint32_t, 128> value;  // what lands (a wgmma writes at most 128 32-bit registers)
+    std::uint64_t operands = 0;            // its block_state::wgmma_operands id (0: none)
   };
   std::vector<pending_mma> mma_pending;  // issued, in order
   std::uint32_t mma_groups = 0;          // wgmma.commit_group calls so far
