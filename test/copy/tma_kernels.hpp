@@ -20,6 +20,7 @@ struct mainloop_params {
   strata::copy::tensor_map a, b;  // A: M x K row-major (boxes 64 rows x 64 k); B: N x K (K-major B)
   int m0, n0;                     // the tile's first row of A and of B
   float* d;                       // 64 x N row-major
+  int reload_early = 0;           // a kernel bug on purpose: reload B while the wgmmas still read it
 };
 
 template <int N>
@@ -55,6 +56,10 @@ struct tma_wgmma_kernel {
     STRATA_UNROLL
     for (int k = 0; k < 4; ++k) atom::mma_async(ctx, da.advanced(32 * k), db.advanced(32 * k), acc, k > 0);
     strata::mma::wgmma_commit(ctx);
+    if (p.reload_early && t == 0) {  // the stage handed back before the wait covering its reads
+      full.arrive_expect_tx(ctx, N * 64 * 2);
+      strata::copy::tma_load(ctx, sb, p.b, full, 0, p.n0);
+    }
     strata::mma::wgmma_wait<0>(ctx, acc);
     STRATA_UNROLL
     for (int v = 0; v < atom::c_values; ++v) {

@@ -111,7 +111,7 @@ std::string error_of(const copy::tensor_map& map, int rank, std::size_t bytes, m
 /// D (64 x N) = A[m0 .. m0 + 64) (K <= 64 columns) * B[n0 .. n0 + N)^T, rows past M or N and columns past K
 /// zero-filled by the TMA.
 template <int N>
-void check_tma_wgmma(int M, int Nt, int K, int m0, int n0, std::uint64_t seed) {
+void check_tma_wgmma(int M, int Nt, int K, int m0, int n0, std::uint64_t seed, bool reload_early = false) {
   const auto a = random_elements<bf16>(std::size_t(M) * K, seed);
   const auto b = random_elements<bf16>(std::size_t(Nt) * K, seed + 1);
   strata::stream s;
@@ -128,7 +128,7 @@ void check_tma_wgmma(int M, int Nt, int K, int m0, int n0, std::uint64_t seed) {
   const auto ma = copy::make_tensor_map_2d(da.data(), M, K, lda, 64, 64, copy::tma_swizzle::b128);
   const auto mb = copy::make_tensor_map_2d(db.data(), Nt, K, lda, N, 64, copy::tma_swizzle::b128);
   strata::launch(s, {.grid = 1, .block = 128, .dynamic_shared_bytes = tma_wgmma_kernel<N>::dynamic_shared_bytes},
-                 tma_wgmma_kernel<N>{}, mainloop_params{ma, mb, m0, n0, dd.data()});
+                 tma_wgmma_kernel<N>{}, mainloop_params{ma, mb, m0, n0, dd.data(), reload_early ? 1 : 0});
   const auto d = to_host(s, dd);
   for (int i = 0; i < 64; ++i)
     for (int j = 0; j < N; ++j) {
@@ -310,4 +310,11 @@ TEST_CASE("TMA boxes with the 128-byte swizzle read by chained wgmmas give the p
   check_tma_wgmma<128>(100, 150, 40, 64, 64, 202);  // rows past M and N, K = 40 of the box's 64
   check_tma_wgmma<64>(30, 64, 64, 0, 0, 203);
   check_tma_wgmma<256>(64, 300, 24, 0, 256, 204);
+}
+
+TEST_CASE("TMA into a tile that an issued wgmma still reads is reported", "[copy][tma][wgmma][negative]") {
+  // The copy engine may overwrite the tile while the tensor cores read it: the stage was handed back
+  // before the wgmma_wait covering its reads.
+  CHECK_THROWS_WITH(check_tma_wgmma<64>(64, 64, 64, 0, 0, 211, true), Contains("that a wgmma still reads") &&
+                                                                          Contains("released before the wgmma_wait"));
 }
