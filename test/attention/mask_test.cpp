@@ -80,6 +80,11 @@ TEST_CASE("attention: variable lengths (packed) and padded batches", "[attention
   A::options w;
   w.window_left = 4, w.window_right = 0;
   check<bf16, 32, 32, host>({.batch = 3, .heads = 2, .heads_k = 1, .sq = 24, .sk = 19, .bhsd = true, .padded = true, .opt = w});
+  // Rows past seqused_k are never read: NaN there changes nothing (the tensor-core kernels too).
+  check<bf16, 64, 64, strata::arch::sm80>({.batch = 3, .heads = 2, .heads_k = 1, .sq = 40, .sk = 150, .padded = true,
+                                           .nan_padding = true});
+  check<f16, 64, 64, strata::arch::gfx942>({.batch = 2, .heads = 2, .heads_k = 2, .sq = 20, .sk = 70, .bhsd = true,
+                                            .padded = true, .nan_padding = true, .opt = causal(A::alignment::bottom_right)});
 }
 
 // One query row per sequence with GQA: the group's query heads share one block's rows (pack_gqa,

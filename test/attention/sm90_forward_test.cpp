@@ -4,7 +4,7 @@
 // check as every other forward (support.hpp: poisoned outputs, rows past the sequence untouched, fully
 // masked rows exactly 0 with LSE -inf): head dims 64, 128 and 256, f16 and bf16, partial query and
 // key tiles, several tiles and query blocks, causal masks of both alignments, windows, GQA / MQA,
-// BHSD, sinks. Then what it refuses, by name.
+// BHSD, sinks, packed and padded batches (NaN in the padding). Then what it refuses, by name.
 #include "support.hpp"
 
 #include "strata/ops/attention/sm90_forward.hpp"
@@ -76,6 +76,21 @@ TEST_CASE("Hopper attention forward: GQA and MQA groups, sinks, a scale", "[atte
   check_sm90<bf16, 128>(c);
 }
 
+TEST_CASE("Hopper attention forward: packed variable-length and padded batches", "[attention][sm90]") {
+  // Packed: each sequence's boxes start at its cu_seqlens row; rows past it are the next sequence's.
+  check_sm90<bf16, 128>({.batch = 4, .heads = 2, .heads_k = 1, .sq = 150, .sk = 140, .varlen = true, .seed = 61});
+  spec causal{.batch = 3, .heads = 4, .heads_k = 2, .sq = 70, .sk = 200, .varlen = true, .seed = 62};
+  causal.opt.causal = true;
+  check_sm90<f16, 64>(causal);
+  // Padded: the rows past seqused are NaN here; the tile that reaches into them has its V rows zeroed.
+  spec padded{.batch = 3, .heads = 2, .heads_k = 2, .sq = 90, .sk = 170, .padded = true, .nan_padding = true, .seed = 63};
+  check_sm90<bf16, 128>(padded);
+  padded.bhsd = true;
+  padded.opt.causal = true;
+  padded.seed = 64;
+  check_sm90<bf16, 256>(padded);
+}
+
 TEST_CASE("Hopper attention forward: no keys, and a single key and query", "[attention][sm90]") {
   spec none{.batch = 1, .heads = 1, .heads_k = 1, .sq = 5, .sk = 0, .seed = 41};
   CHECK(check_sm90<bf16, 64>(none) == 5);
@@ -118,6 +133,13 @@ TEST_CASE("Hopper attention forward refuses what it does not take, by name", "[a
   A::options alibi;
   alibi.alibi_slopes = slopes;
   CHECK_THAT(refused(alibi), Contains("options.alibi_slopes"));
+  // Packed sequences need the packed row counts: TMA boxes never read past them.
+  int cu[2] = {0, 16};
+  A::options packed;
+  packed.cu_seqlens_q = cu;
+  packed.cu_seqlens_k = cu;
+  packed.total_q = 16;
+  CHECK_THROWS_WITH(K::make_params(t(q.data()), t(k.data()), t(v.data()), t(o.data()), packed), Contains("options.total_k"));
   CHECK(refused({}) == "accepted");
   // A head dim other than the kernel's is an argument error naming q.
   const auto t64 = [](bf16* p) { return A::bshd(p, strata::dtype::bf16, 1, 16, 2, 64); };

@@ -48,6 +48,7 @@ struct spec {
   bool bhsd = false;
   bool varlen = false;  // packed, lengths vary per sequence
   bool padded = false;  // seqused_q / seqused_k shorter than the padded extents
+  bool nan_padding = false;  // padded: K and V rows past each sequence's keys hold NaN (never to be used)
   A::options opt{};
   std::vector<float> alibi, sinks;
   std::uint64_t seed = 1;
@@ -127,6 +128,15 @@ int check(spec c, const SM& sm = {}, const MM& mm = {}, const Runner& runner = {
     for (auto& x : k.exact) x *= c.opt.k_descale;
     for (auto& x : v.exact) x *= c.opt.v_descale;
   }
+  if (c.padded && c.nan_padding) {
+    for (int b = 0; b < B; ++b)
+      for (int j = sks[b]; j < c.sk; ++j)
+        for (int h = 0; h < HK; ++h) {
+          const std::size_t row = c.bhsd ? (static_cast<std::size_t>(b) * HK + h) * c.sk + j : (static_cast<std::size_t>(b) * c.sk + j) * HK + h;
+          for (int d = 0; d < D; ++d) k.data[row * D + d] = static_cast<E>(NAN);
+          for (int d = 0; d < Dv; ++d) v.data[row * Dv + d] = static_cast<E>(NAN);
+        }
+  }
   auto dq = upload(s, q.data), dk = upload(s, k.data), dv = upload(s, v.data);
   using O = A::out_elem<E>;
   std::vector<O> o_init(static_cast<std::size_t>(rq) * H * Dv);
@@ -145,7 +155,7 @@ int check(spec c, const SM& sm = {}, const MM& mm = {}, const Runner& runner = {
   opt.lse = dlse.data();
   auto dcuq = upload(s, cu_q), dcuk = upload(s, cu_k), dsq = upload(s, sqs), dsk = upload(s, sks);
   auto dalibi = upload(s, c.alibi), dsinks = upload(s, c.sinks);
-  if (c.varlen) opt.cu_seqlens_q = dcuq.data(), opt.cu_seqlens_k = dcuk.data(), opt.total_q = rq;
+  if (c.varlen) opt.cu_seqlens_q = dcuq.data(), opt.cu_seqlens_k = dcuk.data(), opt.total_q = rq, opt.total_k = rk;
   if (c.padded) opt.seqused_q = dsq.data(), opt.seqused_k = dsk.data();
   if (!c.alibi.empty()) opt.alibi_slopes = dalibi.data();
   if (!c.sinks.empty()) opt.sinks = dsinks.data();

@@ -30,9 +30,13 @@
 // A row with no visible key gives O = 0 and LSE = -inf, as forward.hpp's.
 //
 // Takes: f16 / bf16, head dim 64, 128 or 256 (V the same), BSHD or BHSD with 16-byte aligned rows,
-// GQA / MQA, causal masks of both alignments, sliding windows, sinks, the LSE. make_params refuses the
-// rest by name (strata::unsupported): soft-cap, ALiBi, dropout, score / mask mods, packed (cu_seqlens)
-// and padded (seqused) batches, paged caches, fp8, split-KV. Not yet (issue 37):
+// GQA / MQA, causal masks of both alignments, sliding windows, sinks, the LSE, packed sequences
+// (cu_seqlens, with options.total_q / total_k: the boxes start at a sequence's first packed row) and
+// padded ones (seqused). A box may reach past a sequence's keys (into the next packed sequence or a
+// padded batch's unused rows): those keys are masked, and the first tile's V rows there are zeroed in
+// shared memory before P V (0 times a NaN there would be NaN). make_params refuses the rest by name
+// (strata::unsupported): soft-cap, ALiBi, dropout; score / mask mods, paged caches, fp8 and split-KV
+// have no form of this kernel. Not yet (issue 37):
 // the O epilogue through shared memory and TMA stores, a persistent grid. strata::attention does not pick this kernel
 // yet: it has not run on a GPU (docs/attention.md).
 #pragma once
@@ -47,6 +51,7 @@
 #include "strata/arch/named_barrier.hpp"
 #include "strata/arch/narrow.hpp"
 #include "strata/arch/registers.hpp"
+#include "strata/copy/detail/vector_types.hpp"
 #include "strata/copy/tma.hpp"
 #include "strata/hierarchy/tile_order.hpp"
 #include "strata/mma/accumulator_rows.hpp"
@@ -74,6 +79,7 @@ struct sm90_forward_kernel {
   static constexpr int min_blocks_per_multiprocessor = 1;  // fixes the register count at entry (setmaxnreg)
   static constexpr int producer_registers = 40, consumer_registers = 232;  // 128 x (40 + 2 x 232) = 64512
   static constexpr int turn_barrier = 1;  // named barriers 1 and 2: the consumer warpgroups' turns to issue
+  static constexpr int zero_barrier = 3;  // named barrier 3: V's rows past the keys are zeroed
 
   /// S = Q K^T: A = this warpgroup's 64 rows of Q, B = the tile's keys, both K-major (D innermost).
   using qk = mma::sm90_64xNx16<Elem, block_n>;
@@ -102,8 +108,9 @@ struct sm90_forward_kernel {
 
   struct params {
     detail::forward_params f;
-    copy::tensor_map q, k, v;  // (D, seqlen, heads, batch), D innermost
+    copy::tensor_map q, k, v;  // (D, seqlen, heads, batch), D innermost; packed: (D, total rows, heads, 1)
     bool o_pairs = false;      // O may be written two elements per store
+    bool packed = false;       // cu_seqlens: a sequence's rows start at its cu_seqlens entry, batch entry 0
   };
 
   /// Params for one call; throws strata::invalid_argument for bad tensors and options (the checks of
@@ -122,8 +129,13 @@ struct sm90_forward_kernel {
     if (opt.softcap > 0.f) refuse("options.softcap", "soft-capping");
     if (opt.alibi_slopes) refuse("options.alibi_slopes", "ALiBi");
     if (opt.dropout_p > 0.f) refuse("options.dropout_p", "dropout");
-    if (opt.cu_seqlens_q) refuse("options.cu_seqlens_q", "packed variable-length batches");
-    if (opt.seqused_q || opt.seqused_k) refuse("options.seqused_q", "padded batches");
+    const bool packed = opt.cu_seqlens_q != nullptr;
+    // Packed sequences are read by TMA from the packed tensors, which must say how many rows they have
+    // (the descriptors give the longest sequence only): a box never reads past them.
+    if (packed && opt.total_q <= 0)
+      throw invalid_argument(op, "options.total_q", "must be the packed row count of q: the Hopper forward reads packed Q by TMA");
+    if (packed && opt.total_k <= 0)
+      throw invalid_argument(op, "options.total_k", "must be the packed row count of k and v: the Hopper forward reads packed K and V by TMA");
     const auto tma_ready = [&](const tensor& t, const char* arg) {
       constexpr long long per16 = 16 / static_cast<long long>(sizeof(Elem));
       if (reinterpret_cast<std::uintptr_t>(t.data) % 16 != 0 || t.row_stride % per16 != 0 || t.head_stride % per16 != 0 ||
@@ -137,10 +149,12 @@ struct sm90_forward_kernel {
     params p{};
     p.f = detail::base_params(q, k, v, o, opt);
     p.f.m_tiles = (q.seqlen + block_m - 1) / block_m;
-    if (q.seqlen > 0 && q.batch > 0) p.q = map_of(q, block_m);
-    if (k.seqlen > 0 && k.batch > 0) {  // no keys: the consumers see no tile, the maps stay unused
-      p.k = map_of(k, block_n);
-      p.v = map_of(v, block_n);
+    p.packed = packed;
+    const long long q_rows = packed ? opt.total_q : q.seqlen, k_rows = packed ? opt.total_k : k.seqlen;
+    if (q_rows > 0 && q.batch > 0) p.q = map_of(q, block_m, q_rows, packed);
+    if (k_rows > 0 && k.batch > 0) {  // no keys: the consumers see no tile, the maps stay unused
+      p.k = map_of(k, block_n, k_rows, packed);
+      p.v = map_of(v, block_n, k_rows, packed);
     }
     p.o_pairs = reinterpret_cast<std::uintptr_t>(o.data) % (2 * sizeof(Elem)) == 0 && o.row_stride % 2 == 0 &&
                 o.head_stride % 2 == 0 && (o.batch <= 1 || o.batch_stride % 2 == 0);
@@ -161,21 +175,22 @@ struct sm90_forward_kernel {
   }
 
  private:
-  /// (D, seqlen, heads, batch) with boxes of 64 columns (128 bytes) x `rows`.
-  static copy::tensor_map map_of(const tensor& t, int rows) {
+  /// (D, seqlen, heads, batch) with boxes of 64 columns (128 bytes) x `rows`; packed sequences:
+  /// (D, total rows, heads, 1).
+  static copy::tensor_map map_of(const tensor& t, int rows, long long seq_rows, bool packed) {
     copy::tma_tensor m;
     m.base = t.data;
     m.element_bytes = int(sizeof(Elem));
     m.rank = 4;
     m.dims[0] = t.dim;
-    m.dims[1] = t.seqlen;
+    m.dims[1] = seq_rows;
     m.dims[2] = t.heads;
-    m.dims[3] = t.batch;
+    m.dims[3] = packed ? 1 : t.batch;
     const long long e = static_cast<long long>(sizeof(Elem));
     m.strides[1] = t.row_stride * e;
     m.strides[2] = t.head_stride * e;
     // One batch entry: any stride the TMA takes (it is never stepped).
-    m.strides[3] = t.batch > 1 ? t.batch_stride * e : 16;
+    m.strides[3] = m.dims[3] > 1 ? t.batch_stride * e : 16;
     m.box[0] = 64;
     m.box[1] = rows;
     m.box[2] = 1;
@@ -247,7 +262,7 @@ struct sm90_forward_kernel {
     const int group = ctx.warpgroup().index();
     if (group == 0) {
       arch::decrease_registers<producer_registers>(ctx);
-      if (ctx.warpgroup().thread_rank() == 0) produce(ctx, p, s, w, t, q_tile, stage0);
+      if (ctx.warpgroup().thread_rank() == 0) produce(ctx, p, s, w, sq, t, q_tile, stage0);
     } else {
       arch::increase_registers<consumer_registers>(ctx);
       consume(ctx, p, s, w, sq, t, q_tile, stage0, group - 1);
@@ -261,21 +276,23 @@ struct sm90_forward_kernel {
   /// i % stages of round i / stages: its K once both consumers released the round before's K (after
   /// its Q K^T), its V once they released that V (after its P V). The first round's waits pass at once.
   template <class Ctx>
-  STRATA_HOST_DEVICE static void produce(Ctx& ctx, const params& p, shared_storage& s, const work& w, tile_range t,
-                                         unsigned char* q_tile, unsigned char* stage0) {
+  STRATA_HOST_DEVICE static void produce(Ctx& ctx, const params& p, shared_storage& s, const work& w, const detail::seq_view& sq,
+                                         tile_range t, unsigned char* q_tile, unsigned char* stage0) {
+    // Packed sequences: rows from the sequence's first packed row, batch entry 0.
+    const int b = p.packed ? 0 : w.b;
     s.q_full.arrive_expect_tx(ctx, std::uint32_t(q_bytes));
     STRATA_UNROLL
-    for (int c = 0; c < chunks; ++c) copy::tma_load(ctx, q_tile + c * block_m * 128, p.q, s.q_full, 64 * c, w.m0, w.h, w.b);
+    for (int c = 0; c < chunks; ++c) copy::tma_load(ctx, q_tile + c * block_m * 128, p.q, s.q_full, 64 * c, sq.q0 + w.m0, w.h, b);
     for (int i = 0; i < t.hi - t.lo; ++i) {
-      const int st = i % stages, round = i / stages, n0 = (t.hi - 1 - i) * block_n;
+      const int st = i % stages, round = i / stages, n0 = sq.k0 + (t.hi - 1 - i) * block_n;
       s.k_empty[st].wait(ctx, (round & 1) ^ 1);
       s.k_full[st].arrive_expect_tx(ctx, std::uint32_t(kv_bytes));
       STRATA_UNROLL
-      for (int c = 0; c < chunks; ++c) copy::tma_load(ctx, k_stage(stage0, st) + c * block_n * 128, p.k, s.k_full[st], 64 * c, n0, w.hk, w.b);
+      for (int c = 0; c < chunks; ++c) copy::tma_load(ctx, k_stage(stage0, st) + c * block_n * 128, p.k, s.k_full[st], 64 * c, n0, w.hk, b);
       s.v_empty[st].wait(ctx, (round & 1) ^ 1);
       s.v_full[st].arrive_expect_tx(ctx, std::uint32_t(kv_bytes));
       STRATA_UNROLL
-      for (int c = 0; c < chunks; ++c) copy::tma_load(ctx, v_stage(stage0, st) + c * block_n * 128, p.v, s.v_full[st], 64 * c, n0, w.hk, w.b);
+      for (int c = 0; c < chunks; ++c) copy::tma_load(ctx, v_stage(stage0, st) + c * block_n * 128, p.v, s.v_full[st], 64 * c, n0, w.hk, b);
     }
   }
 
@@ -392,6 +409,21 @@ struct sm90_forward_kernel {
         float alpha[2];  // O is still 0: nothing to rescale
         softmax_of(0, sc, alpha);
         round_p(sc, pr);
+      }
+      // The first tile of the order may reach past the sequence's keys: its rows there hold another
+      // sequence's keys (packed), a padded batch's unused rows, or the copy engine's zeros. P is 0
+      // there, but 0 times a NaN or an infinity in V is NaN: those rows of V are zeroed before any
+      // P V reads them, by both consumer warpgroups (half each), ordered by named barrier 3.
+      if (const int past = sq.sk - (t.hi - 1) * block_n; past < block_n) {
+        v_ready(0);
+        unsigned char* v0 = v_stage(stage0, 0);
+        const int units = (block_n - past) * 8;  // 16-byte units of the rows past the keys, per 64 columns
+        for (int u = tr + 128 * c; u < units * chunks; u += 256) {
+          const int chunk = u / units, r = past + (u % units) / 8;
+          *reinterpret_cast<copy::detail::raw_vector<16>*>(v0 + chunk * block_n * 128 + r * 128 + (u % 8) * 16) = {};
+        }
+        mma::fence_async_shared(ctx);  // generic stores, read next by the wgmmas (async proxy)
+        arch::named_barrier{zero_barrier, 256}.sync(ctx);
       }
       for (int i = 1; i < tiles; ++i) {
         typename qk::c_fragment sc;

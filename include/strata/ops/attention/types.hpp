@@ -71,7 +71,10 @@ struct options {
                                             // softmax denominator that attends to nothing
   float* lse = nullptr;                     // optional log-sum-exp output, fp32, (B, H, SQ) or,
                                             // with cu_seqlens_q, (H, total_q)
-  long long total_q = 0;                    // rows of the packed Q (needed for the varlen LSE layout)
+  long long total_q = 0;                    // rows of the packed Q (needed for the varlen LSE layout,
+                                            // and by the Hopper forward, which reads Q by TMA)
+  long long total_k = 0;                    // rows of the packed K and V: the Hopper forward's TMA reads
+                                            // need them with cu_seqlens (attn::sm90_forward_kernel)
   const int* cu_seqlens_q = nullptr;        // (batch + 1) on the device: packed variable lengths
   const int* cu_seqlens_k = nullptr;
   const int* seqused_q = nullptr;           // (batch) on the device: padded batches
