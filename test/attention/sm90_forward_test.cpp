@@ -20,10 +20,8 @@ struct sm90_runner {
   template <class SM, class MM>
   void operator()(strata::stream& s, const A::tensor& q, const A::tensor& k, const A::tensor& v, const A::tensor& o,
                   const A::options& opt, const SM&, const MM&) const {
-    using K = A::sm90_forward_kernel<E, D>;
-    const auto p = K::make_params(q, k, v, o, opt);
     s.set_emulator_options(schedule);
-    if (K::blocks_of(p) > 0) strata::launch(s, K::launch_shape_of(p), K{}, p);
+    A::run_sm90_forward<E, D>(s, q, k, v, o, opt);
   }
 };
 
@@ -76,6 +74,20 @@ TEST_CASE("Hopper attention forward: GQA and MQA groups, sinks, a scale", "[atte
   check_sm90<bf16, 128>(c);
 }
 
+TEST_CASE("Hopper attention forward: soft-cap and ALiBi (the form with extras)", "[attention][sm90]") {
+  spec cap{.batch = 1, .heads = 2, .heads_k = 1, .sq = 100, .sk = 190, .seed = 71};
+  cap.opt.softcap = 2.5f;  // small enough to bend the scores
+  cap.opt.causal = true;
+  check_sm90<bf16, 128>(cap);
+  spec alibi{.batch = 2, .heads = 2, .heads_k = 2, .sq = 60, .sk = 150, .alibi = {0.25f, 0.0625f}, .seed = 72};
+  alibi.opt.window_left = 40;
+  check_sm90<f16, 64>(alibi);
+  spec both{.batch = 1, .heads = 4, .heads_k = 2, .sq = 33, .sk = 70, .bhsd = true, .alibi = {0.5f, 0.1f, 0.2f, 0.3f}, .seed = 73};
+  both.opt.softcap = 5.f;
+  both.sinks = {0.2f, -0.3f, 1.f, 0.f};
+  check_sm90<bf16, 256>(both);
+}
+
 TEST_CASE("Hopper attention forward: packed variable-length and padded batches", "[attention][sm90]") {
   // Packed: each sequence's boxes start at its cu_seqlens row; rows past it are the next sequence's.
   check_sm90<bf16, 128>({.batch = 4, .heads = 2, .heads_k = 1, .sq = 150, .sk = 140, .varlen = true, .seed = 61});
@@ -125,14 +137,15 @@ TEST_CASE("Hopper attention forward refuses what it does not take, by name", "[a
   };
   A::options cap;
   cap.softcap = 30.f;
-  CHECK_THAT(refused(cap), Contains("options.softcap"));
+  CHECK_THAT(refused(cap), Contains("options.softcap") && Contains("with extras"));
   A::options drop;
   drop.dropout_p = 0.1f;
   CHECK_THAT(refused(drop), Contains("options.dropout_p"));
   float slopes[2] = {};
   A::options alibi;
   alibi.alibi_slopes = slopes;
-  CHECK_THAT(refused(alibi), Contains("options.alibi_slopes"));
+  CHECK_THAT(refused(alibi), Contains("options.alibi_slopes") && Contains("with extras"));
+  CHECK_NOTHROW(A::sm90_forward_kernel<bf16, 128, true>::make_params(t(q.data()), t(k.data()), t(v.data()), t(o.data()), cap));
   // Packed sequences need the packed row counts: TMA boxes never read past them.
   int cu[2] = {0, 16};
   A::options packed;

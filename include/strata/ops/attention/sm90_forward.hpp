@@ -3,6 +3,8 @@
 // Q, K and V by TMA onto mbarriers, S = Q K^T by wgmma from shared memory, the online softmax on the
 // accumulators, O += P V by wgmma with P from registers (FlashAttention-3's structure, issue 37).
 //
+//   attn::run_sm90_forward<bf16, 128>(stream, q, k, v, o, opt);   // picks the kernel form, launches
+// or, one form:
 //   using K = attn::sm90_forward_kernel<bf16, 128>;
 //   const auto p = K::make_params(q, k, v, o, opt);   // checks the options, builds the tensor maps
 //   strata::launch(stream, K::launch_shape_of(p), K{}, p);
@@ -34,9 +36,10 @@
 // (cu_seqlens, with options.total_q / total_k: the boxes start at a sequence's first packed row) and
 // padded ones (seqused). A box may reach past a sequence's keys (into the next packed sequence or a
 // padded batch's unused rows): those keys are masked, and the first tile's V rows there are zeroed in
-// shared memory before P V (0 times a NaN there would be NaN). make_params refuses the rest by name
-// (strata::unsupported): soft-cap, ALiBi, dropout; score / mask mods, paged caches, fp8 and split-KV
-// have no form of this kernel. Not yet (issue 37):
+// shared memory before P V (0 times a NaN there would be NaN). Soft-cap and ALiBi in the form with
+// Extras (run_sm90_forward picks it; the form without them refuses those options). make_params refuses
+// dropout by name (strata::unsupported); score / mask mods, paged caches, fp8 and split-KV have no form
+// of this kernel. Not yet (issue 37):
 // the O epilogue through shared memory and TMA stores, a persistent grid. strata::attention does not pick this kernel
 // yet: it has not run on a GPU (docs/attention.md).
 #pragma once
@@ -61,7 +64,9 @@
 
 namespace strata::attn {
 
-template <class Elem, int D>
+/// Extras: soft-cap and ALiBi compiled in (the logit formed in natural units first); without them
+/// the scale is folded into the exponent (one FFMA and one ex2 per score).
+template <class Elem, int D, bool Extras = false>
 struct sm90_forward_kernel {
   static_assert(std::is_same_v<Elem, f16> || std::is_same_v<Elem, bf16>, "attn::sm90_forward_kernel takes f16 or bf16");
   static_assert(D == 64 || D == 128 || D == 256, "attn::sm90_forward_kernel: head dim 64, 128 or 256");
@@ -126,8 +131,12 @@ struct sm90_forward_kernel {
     const auto refuse = [&](const char* option, const char* what) {
       throw unsupported(op + ": " + option + " (" + what + ") is not supported by the Hopper forward yet; strata::attention takes it");
     };
-    if (opt.softcap > 0.f) refuse("options.softcap", "soft-capping");
-    if (opt.alibi_slopes) refuse("options.alibi_slopes", "ALiBi");
+    if (!Extras && opt.softcap > 0.f)
+      throw unsupported(op + ": options.softcap needs the kernel form with extras, sm90_forward_kernel<Elem, D, true> "
+                             "(attn::run_sm90_forward picks it)");
+    if (!Extras && opt.alibi_slopes)
+      throw unsupported(op + ": options.alibi_slopes needs the kernel form with extras, sm90_forward_kernel<Elem, D, true> "
+                             "(attn::run_sm90_forward picks it)");
     if (opt.dropout_p > 0.f) refuse("options.dropout_p", "dropout");
     const bool packed = opt.cu_seqlens_q != nullptr;
     // Packed sequences are read by TMA from the packed tensors, which must say how many rows they have
@@ -365,10 +374,19 @@ struct sm90_forward_kernel {
       mma::wgmma_commit(ctx);
     };
     // The softmax of tile i on its scores; returns alpha for O.
+    // Soft-cap and ALiBi (Extras): the factors, and each row's position for ALiBi's distance.
+    logit_terms lt{};
+    if constexpr (Extras) {
+      lt.scale = p.f.scale;
+      lt.softcap = p.f.softcap;
+      lt.inv_softcap = p.f.softcap > 0.f ? 1.f / p.f.softcap : 0.f;
+      lt.slope = p.f.alibi ? p.f.alibi[w.h] : 0.f;
+      for (int r = 0; r < 2; ++r) lt.pos[r] = row_of(r) + sq.off;
+    }
     const auto softmax_of = [&](int i, typename qk::c_fragment& sc, float (&alpha)[2]) {
       const int n0 = (t.hi - 1 - i) * block_n;
-      if (n0 >= in_lo && n0 + block_n <= in_hi) softmax<false>(warp, sc, n0, lane, j_lo, j_hi, exp2_scale, m_run, l_run, alpha);
-      else softmax<true>(warp, sc, n0, lane, j_lo, j_hi, exp2_scale, m_run, l_run, alpha);
+      if (n0 >= in_lo && n0 + block_n <= in_hi) softmax<false>(warp, sc, n0, lane, j_lo, j_hi, exp2_scale, lt, m_run, l_run, alpha);
+      else softmax<true>(warp, sc, n0, lane, j_lo, j_hi, exp2_scale, lt, m_run, l_run, alpha);
     };
     // P in place: accumulator values 8 k .. 8 k + 7 are the A fragment of k16 step k, two per register.
     const auto round_p = [&](const typename qk::c_fragment& sc, typename pv::a_registers (&pr)[p_steps]) {
@@ -464,24 +482,41 @@ struct sm90_forward_kernel {
   /// log2 e), m_run and l_run move on, alpha = 2^(m_old - m_new) per slot. Edge: keys outside
   /// [j_lo, j_hi) of the row are masked. While a row has seen no visible key its m is -inf and the
   /// exponent's reference is 0, so every exponent is 2^-inf = 0, never NaN.
+  /// What Extras adds to a score before the softmax: x = scale s; x = softcap tanh(x / softcap) when
+  /// softcap > 0; x -= slope |pos - j| (ALiBi; slope 0 without it). As forward.hpp forms it.
+  struct logit_terms {
+    float scale, softcap, inv_softcap, slope;
+    int pos[2];  // each slot's query position plus the diagonal's offset
+  };
+
   template <bool Edge, class Warp>
   STRATA_HOST_DEVICE STRATA_FORCEINLINE static void softmax(Warp& warp, typename qk::c_fragment& sc, int n0, int lane,
                                                             const int (&j_lo)[2], const int (&j_hi)[2], float exp2_scale,
-                                                            float (&m_run)[2], float (&l_run)[2], float (&alpha)[2]) {
+                                                            const logit_terms& lt, float (&m_run)[2], float (&l_run)[2],
+                                                            float (&alpha)[2]) {
+    constexpr float log2e = 1.4426950408889634f;
+    // Without extras the max is taken of the raw scores (the scale is positive) and folded in below;
+    // with them each score becomes its logit in log2 units here.
     float raw_max[2] = {detail::neg_inf(), detail::neg_inf()};
     STRATA_UNROLL
     for (int v = 0; v < qk::c_values; ++v) {
       const int r = rows::slot_of(v % 4);
-      if constexpr (Edge) {
-        const int j = n0 + qk::c_coord(lane, v).col;
-        sc[v] = (j >= j_lo[r]) & (j < j_hi[r]) ? sc[v] : detail::neg_inf();
+      const int j = n0 + qk::c_coord(lane, v).col;
+      if constexpr (Extras) {
+        float x = sc[v] * lt.scale;
+        if (lt.softcap > 0.f) x = lt.softcap * arch::tanh_fast(x * lt.inv_softcap);
+        const int dist = lt.pos[r] - j;
+        x -= lt.slope * static_cast<float>(dist < 0 ? -dist : dist);
+        sc[v] = x * log2e;
       }
+      if constexpr (Edge) sc[v] = (j >= j_lo[r]) & (j < j_hi[r]) ? sc[v] : detail::neg_inf();
       raw_max[r] = ::fmaxf(raw_max[r], sc[v]);
     }
     float m_ref[2], sum[2] = {0.f, 0.f};
     STRATA_UNROLL
     for (int r = 0; r < 2; ++r) {
-      const float mx = ::fmaxf(m_run[r], rows::reduce_max(warp, raw_max[r]) * exp2_scale);  // -inf stays -inf
+      const float row_max = rows::reduce_max(warp, raw_max[r]);
+      const float mx = ::fmaxf(m_run[r], Extras ? row_max : row_max * exp2_scale);  // -inf stays -inf
       m_ref[r] = mx == detail::neg_inf() ? 0.f : mx;
       alpha[r] = arch::exp2_approx(m_run[r] - m_ref[r]);
       m_run[r] = mx;
@@ -489,7 +524,7 @@ struct sm90_forward_kernel {
     STRATA_UNROLL
     for (int v = 0; v < qk::c_values; ++v) {
       const int r = rows::slot_of(v % 4);
-      sc[v] = arch::exp2_approx(::fmaf(sc[v], exp2_scale, -m_ref[r]));
+      sc[v] = Extras ? arch::exp2_approx(sc[v] - m_ref[r]) : arch::exp2_approx(::fmaf(sc[v], exp2_scale, -m_ref[r]));
       sum[r] += sc[v];
     }
     STRATA_UNROLL
@@ -531,5 +566,18 @@ struct sm90_forward_kernel {
     }
   }
 };
+
+/// Runs the Hopper forward for (Elem, D) on `s`: the kernel form with soft-cap and ALiBi compiled in
+/// when the options ask for either, the shorter one otherwise. Throws what make_params throws.
+template <class Elem, int D>
+void run_sm90_forward(stream& s, const tensor& q, const tensor& k, const tensor& v, const tensor& o, const options& opt = {}) {
+  const auto run = [&](auto kernel) {
+    using K = decltype(kernel);
+    const auto p = K::make_params(q, k, v, o, opt);
+    if (K::blocks_of(p) > 0) launch(s, K::launch_shape_of(p), kernel, p);
+  };
+  if (opt.softcap > 0.f || opt.alibi_slopes) run(sm90_forward_kernel<Elem, D, true>{});
+  else run(sm90_forward_kernel<Elem, D, false>{});
+}
 
 }  // namespace strata::attn
