@@ -9,10 +9,17 @@
 //
 //   strata_bench_attention [--batch B] [--heads H] [--heads-k HK] [--seqlen S] [--dim D]
 //                          [--dtype fp16|bf16|e4m3] [--causal] [--decode-seqlen-k SK] [--reps N]
+//                          [--kernel entry|sm90]
+//
+// --kernel sm90: the forward through the Hopper kernel (ops/attention/sm90_forward.hpp: TMA, wgmma,
+// warp-specialized; fp16 / bf16, --dim 64, 128 or 256; a build for sm_90a on an H100 / H200). Its O
+// is first compared with the mma.sync entry's on the same inputs ("check ... PASS" or "FAIL"); the
+// backward and decode lines are the entry's.
 //
 // e4m3: the fp8 forward on the sm90a target (mma.sync m16n8k32; a build for sm_90a), O in bf16; the
 // backward and decode have no fp8 path and report "skipped". --dim takes 64 and 128 for every pass,
 // and 512 (fp16 / bf16) for the forward only.
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -22,6 +29,7 @@
 #include <vector>
 
 #include <strata/attention.hpp>
+#include <strata/ops/attention/sm90_forward.hpp>
 
 #if !STRATA_BACKEND_CUDA
 int main() {
@@ -38,6 +46,7 @@ namespace {
 struct args {
   int batch = 4, heads = 16, heads_k = 16, seqlen = 4096, dim = 128, decode_sk = 8192, reps = 10;
   bool causal = false;
+  bool sm90 = false;  // --kernel sm90
   strata::dtype type = strata::dtype::bf16;
 };
 
@@ -60,12 +69,20 @@ args parse(int argc, char** argv) {
     else if (k == "--decode-seqlen-k") a.decode_sk = std::atoi(next());
     else if (k == "--reps") a.reps = std::atoi(next());
     else if (k == "--causal") a.causal = true;
+    else if (k == "--kernel") {
+      const std::string v = next();
+      if (v != "entry" && v != "sm90") {
+        std::fprintf(stderr, "--kernel takes entry or sm90, not %s\n", v.c_str());
+        std::exit(2);
+      }
+      a.sm90 = v == "sm90";
+    }
     else if (k == "--dtype") {
       std::string why;
       const auto t = strata::try_parse_dtype(next(), {strata::dtype::fp16, strata::dtype::bf16, strata::dtype::e4m3}, &why);
       if (!t) {
         std::fprintf(stderr, "--dtype %s\n", why.c_str());
-        return 2;
+        std::exit(2);
       }
       a.type = *t;  // attention takes strata::dtype itself
     }
@@ -138,6 +155,51 @@ int main(int argc, char** argv) {
     else if (D == 128) bf ? fn(strata::bf16{}, std::integral_constant<int, 128>{}) : fn(strata::f16{}, std::integral_constant<int, 128>{});
     else throw strata::unsupported("strata_bench_attention: --dim 64 or 128");
   };
+  if (a.sm90) {
+    try {
+      if (fp8) throw strata::unsupported("the Hopper forward takes fp16 and bf16");
+      const auto sm90 = [&](strata::device_buffer<unsigned short>& out) {
+        const auto run = [&](auto e) {
+          using E = decltype(e);
+          const auto tq = T(q.data(), H, S), tk = T(k.data(), HK, S), tv = T(v.data(), HK, S), to = T(out.data(), H, S);
+          if (D == 64) A::run_sm90_forward<E, 64>(s, tq, tk, tv, to, opt);
+          else if (D == 128) A::run_sm90_forward<E, 128>(s, tq, tk, tv, to, opt);
+          else if (D == 256) A::run_sm90_forward<E, 256>(s, tq, tk, tv, to, opt);
+          else throw strata::unsupported("strata_bench_attention: --kernel sm90 takes --dim 64, 128 or 256");
+        };
+        if (a.type == strata::dtype::bf16) run(strata::bf16{});
+        else run(strata::f16{});
+      };
+      // Check against the mma.sync entry on the same inputs (D 64 / 128, which the typed entry here takes).
+      if (D == 64 || D == 128) {
+        strata::device_buffer<unsigned short> o_ref(nq);
+        typed([&](auto e, auto d) {
+          A::run<decltype(e), decltype(d)::value, decltype(d)::value>(s, T(q.data(), H, S), T(k.data(), HK, S), T(v.data(), HK, S),
+                                                                      T(o_ref.data(), H, S), opt);
+        });
+        sm90(o);
+        std::vector<unsigned short> x(nq), y(nq);
+        strata::copy_to_host(s, x.data(), o.data(), nq);
+        strata::copy_to_host(s, y.data(), o_ref.data(), nq);
+        s.synchronize();
+        const auto value = [&](unsigned short bits) {
+          return a.type == strata::dtype::bf16 ? static_cast<float>(strata::bf16::from_bits(bits))
+                                               : static_cast<float>(strata::f16::from_bits(bits));
+        };
+        double worst = 0;
+        for (std::size_t i = 0; i < nq; ++i) {
+          const double d = std::abs(static_cast<double>(value(x[i])) - value(y[i]));
+          worst = d > worst || d != d ? d : worst;
+        }
+        const bool ok = worst <= (a.type == strata::dtype::bf16 ? 2.5e-2 : 4e-3);
+        std::printf("check     Hopper forward against the mma.sync entry: max |difference| %.3g  %s\n", worst, ok ? "PASS" : "FAIL");
+      }
+      const double t = time_it(s, a.reps, [&] { sm90(o); });
+      report("fwd-sm90", a, S, S, fwd_flops, t);
+    } catch (const std::exception& e) {
+      std::printf("fwd-sm90  skipped: %s\n", e.what());
+    }
+  }
   try {
     const double t = time_it(s, a.reps, [&] {
       if (fp8) {

@@ -5,7 +5,8 @@
 #   2. GEMM against cuBLASLt (strata_bench_gemm: square, LLM and grouped MoE shapes, bf16 and f16;
 #      the Hopper kernel, --kernel sm90, on the square and LLM shapes),
 #   2b. convolution against cuDNN (strata_bench_conv: ResNet-50 and U-Net layers, fprop/dgrad/wgrad),
-#   3. attention forward/backward/decode against PyTorch SDPA (flash and cuDNN backends),
+#   3. attention forward/backward/decode against PyTorch SDPA (flash and cuDNN backends), and the
+#      Hopper forward (--kernel sm90: checked against the mma.sync entry, then timed),
 #   4. embedding bags against the device copy bandwidth and torch.nn.functional.embedding_bag,
 # and a table of it all in $OUT/summary.md (full output in $OUT/log.txt).
 #
@@ -167,6 +168,17 @@ for c in ${attn_cfgs[@]+"${attn_cfgs[@]}"}; do
   # shellcheck disable=SC2086
   bench 60 "Attention bf16 B=4 H=16 S=4096 $c (strata, then PyTorch SDPA)" \
     python3 benchmark/torch_attention.py --batch 4 --heads 16 --seqlen 4096 $c --dtype bf16 --strata "$BIN/strata_bench_attention"
+done
+# The Hopper forward (ops/attention/sm90_forward.hpp: TMA + wgmma, warp-specialized; issue 37), checked
+# against the mma.sync entry's O on the same inputs (its "check ... PASS" line), then timed. PyTorch's
+# figures for the same shapes are in the lines above (d256: not compared there).
+sm90_attn_cfgs=("--dim 128" "--dim 128 --causal" "--dim 64" "--dim 256")
+want attention || sm90_attn_cfgs=()
+[ $QUICK -eq 1 ] && want attention && sm90_attn_cfgs=("--dim 128")
+for c in ${sm90_attn_cfgs[@]+"${sm90_attn_cfgs[@]}"}; do
+  # shellcheck disable=SC2086
+  bench 60 "Attention Hopper forward bf16 B=4 H=16 S=4096 $c" \
+    "$BIN/strata_bench_attention" --kernel sm90 --batch 4 --heads 16 --seqlen 4096 $c --dtype bf16 --reps 10
 done
 # fp8 e4m3 forward (sm90a target; PyTorch SDPA has no fp8 path to compare with), and head dim 512
 # (forward only; PyTorch's flash backend stops at 256, so SDPA may have no kernel for it).
