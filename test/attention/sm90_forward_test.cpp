@@ -88,6 +88,18 @@ TEST_CASE("Hopper attention forward: soft-cap and ALiBi (the form with extras)",
   check_sm90<bf16, 256>(both);
 }
 
+TEST_CASE("Hopper attention forward: dropout, the mask bit for bit the reference's", "[attention][sm90]") {
+  spec c{.batch = 2, .heads = 2, .heads_k = 1, .sq = 70, .sk = 200, .seed = 81};
+  c.opt.dropout_p = 0.2f;
+  c.opt.seed = 0x1234'5678'9abcULL;
+  c.opt.offset = 77;
+  check_sm90<bf16, 128>(c);
+  c.opt.causal = true;
+  c.opt.softcap = 4.f;
+  c.seed = 82;
+  check_sm90<f16, 256>(c);  // 64-key tiles: one draw per slot
+}
+
 TEST_CASE("Hopper attention forward: packed variable-length and padded batches", "[attention][sm90]") {
   // Packed: each sequence's boxes start at its cu_seqlens row; rows past it are the next sequence's.
   check_sm90<bf16, 128>({.batch = 4, .heads = 2, .heads_k = 1, .sq = 150, .sk = 140, .varlen = true, .seed = 61});
@@ -140,7 +152,7 @@ TEST_CASE("Hopper attention forward refuses what it does not take, by name", "[a
   CHECK_THAT(refused(cap), Contains("options.softcap") && Contains("with extras"));
   A::options drop;
   drop.dropout_p = 0.1f;
-  CHECK_THAT(refused(drop), Contains("options.dropout_p"));
+  CHECK_THAT(refused(drop), Contains("options.dropout_p") && Contains("with extras"));
   float slopes[2] = {};
   A::options alibi;
   alibi.alibi_slopes = slopes;

@@ -50,7 +50,7 @@ struct spec {
   bool padded = false;  // seqused_q / seqused_k shorter than the padded extents
   bool nan_padding = false;  // padded: K and V rows past each sequence's keys hold NaN (never to be used)
   A::options opt{};
-  std::vector<float> alibi, sinks;
+  std::vector<float> alibi{}, sinks{};
   std::uint64_t seed = 1;
 };
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // test/compile/attention_sm90_kernels.cu -- the Hopper attention forward (ops/attention/sm90_forward.hpp)
-// compiled for sm_90a at head dims 64, 128 and 256 in bf16 and 128 in f16, and the form with soft-cap
-// and ALiBi at 128 and 256. The PTX must hold the
+// compiled for sm_90a at head dims 64, 128 and 256 in bf16 and 128 in f16, and the form with soft-cap,
+// ALiBi and dropout at 128 and 256. The PTX must hold the
 // warp-specialized kernel's instructions (4-D TMA loads onto mbarriers, Q K^T by wgmma from shared
 // memory, P V by wgmma with P from registers and V read N-major, the register hand-over between
 // warpgroups) and nothing may spill: a consumer holds S (64 floats at block_n 128) and O (D / 2
@@ -34,7 +34,7 @@ struct sm90_attention_bf16_d64_kernel : sa::sm90_forward_kernel<strata::bf16, 64
 struct sm90_attention_bf16_d128_kernel : sa::sm90_forward_kernel<strata::bf16, 128> {};
 struct sm90_attention_bf16_d256_kernel : sa::sm90_forward_kernel<strata::bf16, 256> {};
 struct sm90_attention_f16_d128_kernel : sa::sm90_forward_kernel<strata::f16, 128> {};
-// With soft-cap and ALiBi compiled in.
+// With soft-cap, ALiBi and dropout compiled in.
 struct sm90_attention_bf16_d128_extras_kernel : sa::sm90_forward_kernel<strata::bf16, 128, true> {};
 struct sm90_attention_bf16_d256_extras_kernel : sa::sm90_forward_kernel<strata::bf16, 256, true> {};
 

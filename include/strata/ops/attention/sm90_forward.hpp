@@ -36,10 +36,10 @@
 // (cu_seqlens, with options.total_q / total_k: the boxes start at a sequence's first packed row) and
 // padded ones (seqused). A box may reach past a sequence's keys (into the next packed sequence or a
 // padded batch's unused rows): those keys are masked, and the first tile's V rows there are zeroed in
-// shared memory before P V (0 times a NaN there would be NaN). Soft-cap and ALiBi in the form with
-// Extras (run_sm90_forward picks it; the form without them refuses those options). make_params refuses
-// dropout by name (strata::unsupported); score / mask mods, paged caches, fp8 and split-KV have no form
-// of this kernel. Not yet (issue 37):
+// shared memory before P V (0 times a NaN there would be NaN). Soft-cap, ALiBi and dropout (its mask
+// bit for bit the other kernels') in the form with Extras (run_sm90_forward picks it; the form without
+// them refuses those options by name, strata::unsupported). Score / mask mods, paged caches, fp8 and
+// split-KV have no form of this kernel. Not yet (issue 37):
 // the O epilogue through shared memory and TMA stores, a persistent grid. strata::attention does not pick this kernel
 // yet: it has not run on a GPU (docs/attention.md).
 #pragma once
@@ -61,11 +61,12 @@
 #include "strata/mma/mma_op.hpp"
 #include "strata/mma/wgmma.hpp"
 #include "strata/ops/attention/host.hpp"
+#include "strata/ops/attention/philox.hpp"
 
 namespace strata::attn {
 
-/// Extras: soft-cap and ALiBi compiled in (the logit formed in natural units first); without them
-/// the scale is folded into the exponent (one FFMA and one ex2 per score).
+/// Extras: soft-cap, ALiBi and dropout compiled in (the logit formed in natural units first); without
+/// them the scale is folded into the exponent (one FFMA and one ex2 per score).
 template <class Elem, int D, bool Extras = false>
 struct sm90_forward_kernel {
   static_assert(std::is_same_v<Elem, f16> || std::is_same_v<Elem, bf16>, "attn::sm90_forward_kernel takes f16 or bf16");
@@ -75,7 +76,9 @@ struct sm90_forward_kernel {
   static constexpr const char* name = "strata::attn::sm90_forward_kernel";
 
   static constexpr int block_m = 128;                    // query rows per block: 64 per consumer warpgroup
-  static constexpr int block_n = D <= 128 ? 128 : 64;    // keys per tile (d256: the stages must fit)
+  // Keys per tile: 128, or 64 where the stages must fit (d256) or the registers (Extras at d128: with
+  // S and P of 128 keys beside O, the dropout draws spilled 196 B under setmaxnreg 232).
+  static constexpr int block_n = D <= 128 && !Extras ? 128 : 64;
   static constexpr int stages = 2;
   static constexpr int chunks = D / 64;                  // 128-byte swizzled column blocks of Q, K and V
   static constexpr int consumers = 2;
@@ -128,16 +131,15 @@ struct sm90_forward_kernel {
     if (q.dim != D || v.dim != D)
       throw invalid_argument(op, "q", "head dims " + detail::num(q.dim) + "/" + detail::num(v.dim) + " do not match this kernel's " +
                                           detail::num(D) + "/" + detail::num(D));
-    const auto refuse = [&](const char* option, const char* what) {
-      throw unsupported(op + ": " + option + " (" + what + ") is not supported by the Hopper forward yet; strata::attention takes it");
-    };
     if (!Extras && opt.softcap > 0.f)
       throw unsupported(op + ": options.softcap needs the kernel form with extras, sm90_forward_kernel<Elem, D, true> "
                              "(attn::run_sm90_forward picks it)");
     if (!Extras && opt.alibi_slopes)
       throw unsupported(op + ": options.alibi_slopes needs the kernel form with extras, sm90_forward_kernel<Elem, D, true> "
                              "(attn::run_sm90_forward picks it)");
-    if (opt.dropout_p > 0.f) refuse("options.dropout_p", "dropout");
+    if (!Extras && opt.dropout_p > 0.f)
+      throw unsupported(op + ": options.dropout_p needs the kernel form with extras, sm90_forward_kernel<Elem, D, true> "
+                             "(attn::run_sm90_forward picks it)");
     const bool packed = opt.cu_seqlens_q != nullptr;
     // Packed sequences are read by TMA from the packed tensors, which must say how many rows they have
     // (the descriptors give the longest sequence only): a box never reads past them.
@@ -381,7 +383,12 @@ struct sm90_forward_kernel {
       lt.softcap = p.f.softcap;
       lt.inv_softcap = p.f.softcap > 0.f ? 1.f / p.f.softcap : 0.f;
       lt.slope = p.f.alibi ? p.f.alibi[w.h] : 0.f;
-      for (int r = 0; r < 2; ++r) lt.pos[r] = row_of(r) + sq.off;
+      for (int r = 0; r < 2; ++r) lt.pos[r] = row_of(r) + sq.off, lt.row[r] = row_of(r);
+      lt.dropout = p.f.dropout_p > 0.f;
+      lt.threshold = p.f.dropout_threshold;
+      lt.drop_scale = lt.dropout ? dropout_scale(p.f.dropout_threshold) : 1.f;
+      lt.seed = p.f.seed, lt.offset = p.f.offset;
+      lt.batch = w.b, lt.heads = p.f.heads, lt.head = w.h;
     }
     const auto softmax_of = [&](int i, typename qk::c_fragment& sc, float (&alpha)[2]) {
       const int n0 = (t.hi - 1 - i) * block_n;
@@ -483,10 +490,17 @@ struct sm90_forward_kernel {
   /// [j_lo, j_hi) of the row are masked. While a row has seen no visible key its m is -inf and the
   /// exponent's reference is 0, so every exponent is 2^-inf = 0, never NaN.
   /// What Extras adds to a score before the softmax: x = scale s; x = softcap tanh(x / softcap) when
-  /// softcap > 0; x -= slope |pos - j| (ALiBi; slope 0 without it). As forward.hpp forms it.
+  /// softcap > 0; x -= slope |pos - j| (ALiBi; slope 0 without it). As forward.hpp forms it. And
+  /// dropout on P after the row sum (philox.hpp's mask, bit for bit the other kernels').
   struct logit_terms {
     float scale, softcap, inv_softcap, slope;
     int pos[2];  // each slot's query position plus the diagonal's offset
+    int row[2];  // each slot's query position (dropout's row)
+    bool dropout;
+    std::uint32_t threshold;
+    float drop_scale;
+    unsigned long long seed, offset;
+    int batch, heads, head;
   };
 
   template <bool Edge, class Warp>
@@ -526,6 +540,29 @@ struct sm90_forward_kernel {
       const int r = rows::slot_of(v % 4);
       sc[v] = Extras ? arch::exp2_approx(sc[v] - m_ref[r]) : arch::exp2_approx(::fmaf(sc[v], exp2_scale, -m_ref[r]));
       sum[r] += sc[v];
+    }
+    if constexpr (Extras) {
+      // Dropout, after the sums: one Philox call per slot and 64 keys gives this thread's 16 scores of
+      // the row there (the accumulator map's columns 8 jn + 2 (lane % 4) + {0, 1}, as mma.sync's), value
+      // v's byte is (jn % 8) * 2 + v % 2 of draw jn / 8 (philox.hpp).
+      // One slot and 64 keys at a time: four registers of draws live, not sixteen.
+      if (lt.dropout) {
+        STRATA_UNROLL
+        for (int r = 0; r < 2; ++r)
+          STRATA_UNROLL
+          for (int q = 0; q < block_n / 64; ++q) {
+            const philox_u32x4 draw = dropout_draw(lt.seed, lt.offset, lt.batch, lt.heads, lt.head, lt.row[r],
+                                                   dropout_group_of(n0 + q * 64 + 2 * (lane % 4)));
+            STRATA_UNROLL
+            for (int jn = 8 * q; jn < 8 * q + 8; ++jn)
+              STRATA_UNROLL
+              for (int x = 0; x < 2; ++x) {
+                const int v = 4 * jn + 2 * r + x;  // slot r's values of column block jn
+                const bool keep = dropout_byte(draw, (jn % 8) * 2 + x) >= lt.threshold;
+                sc[v] = keep ? sc[v] * lt.drop_scale : 0.f;
+              }
+          }
+      }
     }
     STRATA_UNROLL
     for (int r = 0; r < 2; ++r) l_run[r] = l_run[r] * alpha[r] + rows::reduce_sum(warp, sum[r]);
@@ -567,8 +604,8 @@ struct sm90_forward_kernel {
   }
 };
 
-/// Runs the Hopper forward for (Elem, D) on `s`: the kernel form with soft-cap and ALiBi compiled in
-/// when the options ask for either, the shorter one otherwise. Throws what make_params throws.
+/// Runs the Hopper forward for (Elem, D) on `s`: the kernel form with soft-cap, ALiBi and dropout
+/// compiled in when the options ask for any, the shorter one otherwise. Throws what make_params throws.
 template <class Elem, int D>
 void run_sm90_forward(stream& s, const tensor& q, const tensor& k, const tensor& v, const tensor& o, const options& opt = {}) {
   const auto run = [&](auto kernel) {
@@ -576,7 +613,7 @@ void run_sm90_forward(stream& s, const tensor& q, const tensor& k, const tensor&
     const auto p = K::make_params(q, k, v, o, opt);
     if (K::blocks_of(p) > 0) launch(s, K::launch_shape_of(p), kernel, p);
   };
-  if (opt.softcap > 0.f || opt.alibi_slopes) run(sm90_forward_kernel<Elem, D, true>{});
+  if (opt.softcap > 0.f || opt.alibi_slopes || opt.dropout_p > 0.f) run(sm90_forward_kernel<Elem, D, true>{});
   else run(sm90_forward_kernel<Elem, D, false>{});
 }
 
