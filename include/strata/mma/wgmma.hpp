@@ -326,13 +326,20 @@ struct wgmma_shape {
     }
   }
 
-  /// The fence check every issue makes first.
-  template <class Thread>
-  static void require_fence(Thread& t, const char* name) {
+  /// The emulated issue of both forms: the fence check, then the warpgroup collective, whose last
+  /// thread to arrive runs `Body{}(thread_tag, all, threads)` (a captureless lambda; the tag, a null
+  /// pointer to the emulator's thread type, names that type for run_collective).
+  template <class Body, class Ctx>
+  static void issue_emulated(Ctx& ctx, const char* name, std::uint64_t a, std::uint64_t b, const void* a_values,
+                             bool accumulate, c_fragment& d) {
+    auto& t = ctx.emulated_thread();
     if (!t.mma_fenced)
       kernel_bug(t, std::string(name) + " issued without a wgmma_fence since the thread started or since a "
                  "wgmma_wait last landed results: PTX requires wgmma.fence between writes to the accumulator "
                  "registers and the wgmma that reads them");
+    using thread_type = std::remove_reference_t<decltype(t)>;
+    wgmma_io<thread_type> io{&t, a, b, a_values, accumulate, &d, sizeof d};
+    ctx.warpgroup().gather(name, &io, [](void* const* all, int threads) { Body{}(static_cast<thread_type*>(nullptr), all, threads); });
   }
 #endif
 };
@@ -364,18 +371,17 @@ struct sm90_wgmma_ss : detail::wgmma_shape<AB, Cols> {
     base::template require_target<typename Ctx::target>();
     if constexpr (Ctx::emulated) {
 #if !STRATA_DEVICE_PASS
-      auto& t = ctx.emulated_thread();
-      base::require_fence(t, name);
-      using thread_type = std::remove_reference_t<decltype(t)>;
-      detail::wgmma_io<thread_type> io{&t, a.bits, b.bits, nullptr, accumulate, &d, sizeof d};
-      ctx.warpgroup().gather(name, &io, [](void* const* all, int threads) {
-        const smem_descriptor da{static_cast<const detail::wgmma_io<thread_type>*>(all[0])->a};
-        thread_type& t0 = *static_cast<const detail::wgmma_io<thread_type>*>(all[0])->thread;
+      const auto body = [](auto* tag, void* const* all, int threads) {
+        using thread_type = std::remove_pointer_t<decltype(tag)>;
+        const auto& io0 = *static_cast<const detail::wgmma_io<thread_type>*>(all[0]);
+        const smem_descriptor da{io0.a};
+        thread_type& t0 = *io0.thread;
         base::template run_collective<thread_type>(name, all, threads, MajorB, true, [&](float* A, typename base::span& read) {
           for (int m = 0; m < base::M; ++m)
             for (int k = 0; k < base::K; ++k) A[m * base::K + k] = base::load_operand(t0, name, da, MajorA, m, k, "A", read);
         });
-      });
+      };
+      base::template issue_emulated<decltype(body)>(ctx, name, a.bits, b.bits, nullptr, accumulate, d);
 #endif
     } else {
       (void)ctx;
@@ -465,11 +471,8 @@ struct sm90_wgmma_rs : detail::wgmma_shape<AB, Cols> {
     base::template require_target<typename Ctx::target>();
     if constexpr (Ctx::emulated) {
 #if !STRATA_DEVICE_PASS
-      auto& t = ctx.emulated_thread();
-      base::require_fence(t, name);
-      using thread_type = std::remove_reference_t<decltype(t)>;
-      detail::wgmma_io<thread_type> io{&t, 0, b.bits, &a, accumulate, &d, sizeof d};
-      ctx.warpgroup().gather(name, &io, [](void* const* all, int threads) {
+      const auto body = [](auto* tag, void* const* all, int threads) {
+        using thread_type = std::remove_pointer_t<decltype(tag)>;
         base::template run_collective<thread_type>(name, all, threads, MajorB, false, [&](float* A, typename base::span&) {
           for (int i = 0; i < threads; ++i) {
             const auto& r = *static_cast<const a_registers*>(static_cast<const detail::wgmma_io<thread_type>*>(all[i])->a_values);
@@ -479,7 +482,8 @@ struct sm90_wgmma_rs : detail::wgmma_shape<AB, Cols> {
             }
           }
         });
-      });
+      };
+      base::template issue_emulated<decltype(body)>(ctx, name, 0, b.bits, &a, accumulate, d);
 #endif
     } else {
       (void)ctx;
