@@ -7,6 +7,8 @@
 // BHSD, sinks, packed and padded batches (NaN in the padding). Then what it refuses, by name.
 #include "support.hpp"
 
+#include <random>
+
 #include "strata/ops/attention/sm90_forward.hpp"
 
 namespace {
@@ -132,6 +134,43 @@ TEST_CASE("Hopper attention forward under other schedules of the emulator's thre
   check_sm90<bf16, 128>(c, {.workers = 2, .order = schedule::reverse});
   c.seed = 52;
   check_sm90<f16, 64>(c, {.workers = 2, .order = schedule::random, .seed = 777});
+}
+
+TEST_CASE("Hopper attention forward: random shapes and options, tile multiples and their neighbours", "[attention][sm90]") {
+  // Lengths at and around the 128-row query block and the 64 / 128-key tiles, and random ones; every
+  // mask kind, GQA ratios, layouts, packed and padded batches, the extras. Seeded: the same cases
+  // every run.
+  std::mt19937_64 g(2026);
+  const int lengths[] = {1, 2, 63, 64, 65, 127, 128, 129, 191, 256, 257};
+  auto pick = [&](int n) { return static_cast<int>(g() % static_cast<std::uint64_t>(n)); };
+  for (int i = 0; i < 12; ++i) {
+    spec c;
+    c.batch = 1 + pick(2);
+    c.heads_k = 1 + pick(2);
+    c.heads = c.heads_k * (1 + pick(3));
+    c.sq = i < 6 ? lengths[pick(11)] : 1 + pick(300);
+    c.sk = i < 6 ? lengths[pick(11)] : 1 + pick(300);
+    c.bhsd = pick(2) == 1;
+    const int layout = pick(4);  // dense, dense, packed, padded
+    c.varlen = layout == 2;
+    c.padded = layout == 3;
+    c.nan_padding = c.padded;
+    const int mask = pick(4);
+    if (mask == 1) c.opt.causal = true;
+    if (mask == 2) c.opt.causal = true, c.opt.align = A::alignment::top_left;
+    if (mask == 3) c.opt.window_left = pick(100), c.opt.window_right = pick(3) == 0 ? -1 : pick(20);
+    if (pick(4) == 0) c.opt.softcap = 3.f;
+    if (pick(4) == 0) c.opt.dropout_p = 0.15f, c.opt.seed = g(), c.opt.offset = g() % 1000;
+    c.seed = 900 + static_cast<std::uint64_t>(i);
+    INFO("case " << i << ": B " << c.batch << " H " << c.heads << " HK " << c.heads_k << " sq " << c.sq << " sk " << c.sk
+                 << " layout " << layout << " mask " << mask << " softcap " << c.opt.softcap << " dropout " << c.opt.dropout_p);
+    switch (pick(4)) {
+      case 0: check_sm90<bf16, 64>(c); break;
+      case 1: check_sm90<f16, 128>(c); break;
+      case 2: check_sm90<bf16, 128>(c); break;
+      default: check_sm90<bf16, 256>(c); break;
+    }
+  }
 }
 
 TEST_CASE("Hopper attention forward refuses what it does not take, by name", "[attention][sm90][negative]") {
