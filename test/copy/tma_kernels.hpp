@@ -2,12 +2,14 @@
 // test/copy/tma_kernels.hpp -- the Hopper mainloop's pieces in one kernel, shared by test/copy/tma_test.cpp
 // (emulator) and test/compile/tma_kernels.cu (sm_90a): one warpgroup loads a 64 x 64 tile of A and an
 // N x 64 tile of B (both K-major, 128-byte swizzle) with TMA onto one mbarrier, waits, and runs four
-// chained k16 wgmmas on them; D (64 x N, f32) is stored element by element. And a cluster of two
-// blocks multicasting halves of a box into both and arriving on each other's barriers.
+// chained k16 wgmmas on them; D (64 x N, f32) is stored element by element. A block storing one box
+// from shared memory with a TMA store. And a cluster of two blocks multicasting halves of a box into
+// both and arriving on each other's barriers.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "strata/arch/mbarrier.hpp"
 #include "strata/copy/tma.hpp"
@@ -65,6 +67,42 @@ struct tma_wgmma_kernel {
     for (int v = 0; v < atom::c_values; ++v) {
       const auto x = atom::c_coord(t, v);
       p.d[x.row * N + x.col] = acc[v];
+    }
+  }
+};
+
+struct store_params {
+  strata::copy::tensor_map map;  // rows x cols of u16, boxes of box_rows x box_cols
+  int c0, r0;            // the box's coordinates (column, row)
+  int box_rows, box_cols;
+  strata::copy::tma_swizzle sw;
+  bool wait;             // false: a kernel bug on purpose (the store never waited for)
+};
+
+/// The block writes value 1000 + e at box element e (row-major in the box) into a 1024-byte aligned
+/// stage, where tma_load would have landed it (the swizzle applied to whole shared addresses); then
+/// thread 0 stores the box with TMA, commits and waits.
+struct store_kernel {
+  using target = strata::arch::sm90a;
+  static constexpr const char* name = "store_kernel";
+  template <class Ctx>
+  STRATA_HOST_DEVICE void operator()(Ctx& ctx, const store_params& p) const {
+    unsigned char* dyn = ctx.template dynamic_shared<unsigned char>();
+    const std::uint32_t base = strata::mma::smem_descriptor::of(ctx, dyn, strata::mma::wgmma_swizzle::none, 0, 0).address();
+    unsigned char* stage = dyn + (1024 - base % 1024) % 1024;
+    const std::uint32_t address = base + std::uint32_t(stage - dyn);
+    const int elements = p.box_rows * p.box_cols;
+    for (int e = ctx.block().thread_rank(); e < elements; e += ctx.block().size()) {
+      const std::uint16_t v = std::uint16_t(1000 + e);
+      const std::uint32_t at = strata::span_swizzled(address + std::uint32_t(2 * e), strata::copy::swizzle_bytes(p.sw)) - address;
+      std::memcpy(stage + at, &v, 2);
+    }
+    strata::mma::fence_async_shared(ctx);
+    ctx.block().sync();
+    if (ctx.block().thread_rank() == 0) {
+      strata::copy::tma_store(ctx, p.map, stage, p.c0, p.r0);
+      strata::copy::tma_store_commit(ctx);
+      if (p.wait) strata::copy::tma_store_wait<0>(ctx);
     }
   }
 };

@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -317,4 +318,49 @@ TEST_CASE("TMA into a tile that an issued wgmma still reads is reported", "[copy
   // before the wgmma_wait covering its reads.
   CHECK_THROWS_WITH(check_tma_wgmma<64>(64, 64, 64, 0, 0, 211, true), Contains("that a wgmma still reads") &&
                                                                           Contains("released before the wgmma_wait"));
+}
+
+namespace {
+
+/// Stores one box into a rows x cols matrix (ld: 16-byte rows, 8 guard columns or more) filled with 0xEEEE,
+/// guards included; every element must be the box's value inside the box and the tensor, 0xEEEE elsewhere.
+void check_store(int rows, int cols, int box_rows, int box_cols, int r0, int c0, copy::tma_swizzle sw) {
+  strata::stream s;
+  const int ld = (cols + 7) / 8 * 8 + 8;  // 16-byte rows (TMA strides) and guard columns
+  auto d = poisoned<std::uint16_t>(s, std::size_t(rows) * ld, 0xEEEE);
+  const auto map = copy::make_tensor_map_2d(d.data(), rows, cols, ld, box_rows, box_cols, sw);
+  strata::launch(s, {.grid = 1, .block = 128, .dynamic_shared_bytes = std::size_t(box_rows) * box_cols * 2 + 1024}, store_kernel{},
+                 store_params{map, c0, r0, box_rows, box_cols, sw, true});
+  const auto h = to_host(s, d);
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < ld; ++c) {
+      const bool in_box = r >= r0 && r < r0 + box_rows && c >= c0 && c < c0 + box_cols && c < cols;
+      const std::uint16_t want = in_box ? std::uint16_t(1000 + (r - r0) * box_cols + (c - c0)) : 0xEEEE;
+      INFO("row " << r << " col " << c);
+      REQUIRE(h[std::size_t(r) * ld + c] == want);
+    }
+}
+
+}  // namespace
+
+TEST_CASE("TMA store: a box from shared memory into the tensor, nothing outside it", "[copy][tma]") {
+  check_store(40, 100, 16, 64, 8, 16, copy::tma_swizzle::b128);   // inside
+  check_store(40, 100, 16, 64, 30, 60, copy::tma_swizzle::b128);  // past the last row and column
+  check_store(20, 70, 8, 32, -4, -8, copy::tma_swizzle::b64);     // before the first row and column
+  check_store(33, 50, 32, 16, 1, 40, copy::tma_swizzle::none);
+}
+
+TEST_CASE("TMA store never waited for is reported", "[copy][tma][negative]") {
+  strata::stream s;
+  auto d = poisoned<std::uint16_t>(s, 16 * 72, 0xEEEE);
+  const auto map = copy::make_tensor_map_2d(d.data(), 16, 64, 72, 16, 64, copy::tma_swizzle::b128);
+  std::string what = "no error";
+  try {
+    strata::launch(s, {.grid = 1, .block = 128, .dynamic_shared_bytes = 16 * 64 * 2 + 1024}, store_kernel{},
+                   store_params{map, 0, 0, 16, 64, copy::tma_swizzle::b128, false});
+    s.synchronize();
+  } catch (const strata::emulator_error& e) {
+    what = e.what();
+  }
+  CHECK_THAT(what, Contains("never waited for") && Contains("tma_store_wait"));
 }

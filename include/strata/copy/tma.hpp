@@ -33,6 +33,11 @@
 // barrier, when a thread waits on that barrier (mbarrier::wait / try_wait), so a kernel that reads
 // the stage without waiting reads NaN. Reported as kernel bugs: a coordinate count that is not the
 // map's rank, a destination outside the block's shared memory or not aligned.
+//
+// The other way, tma_store (cp.async.bulk.tensor ... global.shared::cta) copies a box from shared
+// memory, laid out the same way, to the tensor, skipping the elements outside it; stores are grouped
+// and waited for (tma_store_commit, tma_store_wait<N>) before their source is reused or the thread
+// exits.
 #pragma once
 
 #include <cstddef>
@@ -177,41 +182,65 @@ STRATA_HOST_DEVICE constexpr std::uint32_t tma_swizzled(std::uint32_t address, t
 namespace detail {
 
 #if !STRATA_DEVICE_PASS
+/// The emulated map behind `map`, after checking that `rank` coordinates match it and that the box at
+/// `box` (its bytes returned in `bytes`) lies in this block's shared memory, aligned as the copy needs.
+template <class Thread>
+emulated_tensor_map checked_box(Thread& t, const char* op, const unsigned char* box, const tensor_map& map, int rank,
+                                std::size_t& bytes) {
+  emulated_tensor_map m;
+  std::memcpy(&m, map.opaque, sizeof m);
+  if (m.rank != rank)
+    kernel_bug(t, std::string(op) + ": " + std::to_string(rank) + " coordinates for a tensor map of rank " + std::to_string(m.rank));
+  const unsigned char* smem = t.block->smem;
+  const std::size_t smem_bytes = t.unit->info->shared_total;
+  std::size_t elements = 1;
+  for (int i = 0; i < rank; ++i) elements *= m.box[i];
+  bytes = elements * m.element_bytes;
+  if (box < smem || box + bytes > smem + smem_bytes)
+    kernel_bug(t, std::string(op) + ": the " + std::to_string(bytes) + "-byte box does not fit in this block's shared memory at its " +
+                      (op[4] == 'l' ? "destination" : "source"));
+  const auto sw = static_cast<tma_swizzle>(m.swizzle);
+  const std::uint32_t address = std::uint32_t(box - smem);
+  const std::uint32_t align = sw == tma_swizzle::none ? 128u : 8u * std::uint32_t(swizzle_bytes(sw));
+  if (address % align != 0)
+    kernel_bug(t, std::string(op) + ": the " + (op[4] == 'l' ? "destination" : "source") + " (shared address " +
+                      std::to_string(address) + ") must be aligned to " + std::to_string(align) + " bytes" +
+                      (sw == tma_swizzle::none ? "" : " (the swizzle pattern's period)"));
+  return m;
+}
+
+/// f(offset of the element in the box's shared bytes, its byte offset in the tensor or -1 outside it)
+/// for each element of the box at coordinates `c`; `address`: the box's shared address (the swizzle
+/// applies to whole addresses).
+template <class F>
+void for_each_box_element(const emulated_tensor_map& m, const int* c, std::uint32_t address, F&& f) {
+  std::size_t elements = 1;
+  for (int i = 0; i < m.rank; ++i) elements *= m.box[i];
+  const auto sw = static_cast<tma_swizzle>(m.swizzle);
+  for (std::size_t e = 0; e < elements; ++e) {
+    std::size_t rest = e;
+    bool inside = true;
+    long long global = 0;
+    for (int i = 0; i < m.rank; ++i) {
+      const long long g = static_cast<long long>(c[i]) + static_cast<long long>(rest % m.box[i]);
+      rest /= m.box[i];
+      inside = inside && g >= 0 && g < m.dims[i];
+      global += g * m.strides[i];
+    }
+    f(tma_swizzled(address + std::uint32_t(e * m.element_bytes), sw) - address, inside ? global : -1LL);
+  }
+}
+
 /// The emulator's side of a TMA load: the box at `c` as it lands at `dst` (zeros outside the tensor,
 /// the swizzle applied to each element's shared address), after checking the destination.
 template <class Thread>
 std::vector<unsigned char> tma_image(Thread& t, unsigned char* dst, const tensor_map& map, const int* c, int rank) {
-  emulated_tensor_map m;
-  std::memcpy(&m, map.opaque, sizeof m);
-  if (m.rank != rank)
-    kernel_bug(t, "tma_load: " + std::to_string(rank) + " coordinates for a tensor map of rank " + std::to_string(m.rank));
-  unsigned char* smem = t.block->smem;
-  const std::size_t smem_bytes = t.unit->info->shared_total;
-  std::size_t elements = 1;
-  for (int i = 0; i < rank; ++i) elements *= m.box[i];
-  const std::size_t bytes = elements * m.element_bytes;
-  if (dst < smem || dst + bytes > smem + smem_bytes)
-    kernel_bug(t, "tma_load: the " + std::to_string(bytes) + "-byte box does not fit in this block's shared memory at its destination");
-  const auto sw = static_cast<tma_swizzle>(m.swizzle);
-  const std::uint32_t address = std::uint32_t(dst - smem);
-  const std::uint32_t align = sw == tma_swizzle::none ? 128u : 8u * std::uint32_t(swizzle_bytes(sw));
-  if (address % align != 0)
-    kernel_bug(t, "tma_load: the destination (shared address " + std::to_string(address) + ") must be aligned to " +
-                      std::to_string(align) + " bytes" + (sw == tma_swizzle::none ? "" : " (the swizzle pattern's period)"));
+  std::size_t bytes = 0;
+  const emulated_tensor_map m = checked_box(t, "tma_load", dst, map, rank, bytes);
   std::vector<unsigned char> image(bytes, 0);
-  for (std::size_t e = 0; e < elements; ++e) {
-    std::size_t rest = e;
-    bool inside = true;
-    long long src = 0;
-    for (int i = 0; i < rank; ++i) {
-      const long long g = static_cast<long long>(c[i]) + static_cast<long long>(rest % m.box[i]);
-      rest /= m.box[i];
-      inside = inside && g >= 0 && g < m.dims[i];
-      src += g * m.strides[i];
-    }
-    const std::uint32_t at = tma_swizzled(address + std::uint32_t(e * m.element_bytes), sw) - address;
-    if (inside) std::memcpy(&image[at], static_cast<const unsigned char*>(m.base) + src, m.element_bytes);
-  }
+  for_each_box_element(m, c, std::uint32_t(dst - t.block->smem), [&](std::uint32_t at, long long global) {
+    if (global >= 0) std::memcpy(&image[at], static_cast<const unsigned char*>(m.base) + global, m.element_bytes);
+  });
   return image;
 }
 
@@ -324,6 +353,103 @@ STRATA_HOST_DEVICE STRATA_FORCEINLINE void tma_load_multicast(Ctx& ctx, void* ds
     detail::tma_issue<true, int(sizeof...(Coords))>(static_cast<std::uint32_t>(__cvta_generic_to_shared(dst)), &map,
                                                     static_cast<std::uint32_t>(__cvta_generic_to_shared(&bar.word)), c,
                                                     cta_mask);
+#endif
+  }
+}
+
+namespace detail {
+/// The bulk tensor store's PTX, for 1 to 5 coordinates.
+template <int Rank>
+STRATA_DEVICE STRATA_FORCEINLINE void tma_store_issue(const tensor_map* map, std::uint32_t src, const int* c) {
+#if STRATA_CUDA_DEVICE_PASS
+#define STRATA_TMA_STORE_ASM(dims, coords, ...)                                                                       \
+  asm volatile("cp.async.bulk.tensor." dims ".global.shared::cta.bulk_group [%0, {" coords "}], [%1];\n" ::"l"(map), \
+               "r"(src), __VA_ARGS__ : "memory");
+  if constexpr (Rank == 1) {
+    STRATA_TMA_STORE_ASM("1d", "%2", "r"(c[0]))
+  } else if constexpr (Rank == 2) {
+    STRATA_TMA_STORE_ASM("2d", "%2, %3", "r"(c[0]), "r"(c[1]))
+  } else if constexpr (Rank == 3) {
+    STRATA_TMA_STORE_ASM("3d", "%2, %3, %4", "r"(c[0]), "r"(c[1]), "r"(c[2]))
+  } else if constexpr (Rank == 4) {
+    STRATA_TMA_STORE_ASM("4d", "%2, %3, %4, %5", "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]))
+  } else {
+    STRATA_TMA_STORE_ASM("5d", "%2, %3, %4, %5, %6", "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]))
+  }
+#undef STRATA_TMA_STORE_ASM
+#else
+  (void)map, (void)src, (void)c;
+#endif
+}
+}  // namespace detail
+
+/// Copies the box at `coords` from `src` in this block's shared memory, laid out as tma_load lands a
+/// box (dense, innermost dimension fastest, the map's swizzle), to the tensor; elements outside the
+/// tensor are not written. Issued by one thread, after every thread that wrote `src` fenced its writes
+/// for the asynchronous proxy (mma::fence_async_shared) and a barrier ordered them before the issue.
+/// The store joins this thread's open bulk group: tma_store_commit closes it, tma_store_wait<N> waits
+/// until all but the N newest groups have read their sources (which may be overwritten then), and
+/// every store must be waited for before the thread exits.
+///
+/// On the emulator the box is written at issue (so the tensor shows it at once), and a store never
+/// waited for is a kernel bug at thread exit; writes into the source before the wait are not seen.
+template <class Ctx, class... Coords>
+STRATA_HOST_DEVICE STRATA_FORCEINLINE void tma_store(Ctx& ctx, const tensor_map& map, const void* src, Coords... coords) {
+  static_assert(detail::has_tma<typename Ctx::target>, "TMA needs sm90+ (atom_family::tma), which the kernel's target lacks");
+  static_assert(sizeof...(Coords) >= 1 && sizeof...(Coords) <= 5, "tma_store takes 1 to 5 coordinates");
+  static_assert((std::is_convertible_v<Coords, int> && ...), "TMA coordinates are 32-bit integers");
+  const int c[5] = {static_cast<int>(coords)...};
+  if constexpr (Ctx::emulated) {
+#if !STRATA_DEVICE_PASS
+    auto& t = ctx.emulated_thread();
+    const auto* box = static_cast<const unsigned char*>(src);
+    std::size_t bytes = 0;
+    const detail::emulated_tensor_map m = detail::checked_box(t, "tma_store", box, map, int(sizeof...(Coords)), bytes);
+    detail::for_each_box_element(m, c, std::uint32_t(box - t.block->smem), [&](std::uint32_t at, long long global) {
+      if (global >= 0) std::memcpy(static_cast<unsigned char*>(const_cast<void*>(m.base)) + global, box + at, m.element_bytes);
+    });
+    ++t.bulk_stores_open;
+#endif
+  } else {
+    (void)ctx;
+#if STRATA_CUDA_DEVICE_PASS
+    detail::tma_store_issue<int(sizeof...(Coords))>(&map, static_cast<std::uint32_t>(__cvta_generic_to_shared(src)), c);
+#endif
+  }
+}
+
+/// cp.async.bulk.commit_group: this thread's TMA stores since the last commit form one group.
+template <class Ctx>
+STRATA_HOST_DEVICE STRATA_FORCEINLINE void tma_store_commit(Ctx& ctx) {
+  static_assert(detail::has_tma<typename Ctx::target>, "TMA needs sm90+ (atom_family::tma), which the kernel's target lacks");
+  if constexpr (Ctx::emulated) {
+#if !STRATA_DEVICE_PASS
+    auto& t = ctx.emulated_thread();
+    if (t.bulk_stores_open) ++t.bulk_store_groups, t.bulk_stores_open = 0;
+#endif
+  } else {
+    (void)ctx;
+#if STRATA_CUDA_DEVICE_PASS
+    asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+#endif
+  }
+}
+
+/// cp.async.bulk.wait_group.read Pending: all of this thread's committed TMA store groups but the
+/// `Pending` newest have read their shared-memory sources.
+template <int Pending, class Ctx>
+STRATA_HOST_DEVICE STRATA_FORCEINLINE void tma_store_wait(Ctx& ctx) {
+  static_assert(detail::has_tma<typename Ctx::target>, "TMA needs sm90+ (atom_family::tma), which the kernel's target lacks");
+  static_assert(Pending >= 0 && Pending <= 7, "cp.async.bulk.wait_group takes 0..7 pending groups");
+  if constexpr (Ctx::emulated) {
+#if !STRATA_DEVICE_PASS
+    auto& t = ctx.emulated_thread();
+    if (t.bulk_store_groups > std::uint32_t(Pending)) t.bulk_store_groups = std::uint32_t(Pending);
+#endif
+  } else {
+    (void)ctx;
+#if STRATA_CUDA_DEVICE_PASS
+    asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(Pending) : "memory");
 #endif
   }
 }

@@ -394,6 +394,9 @@ inline bctx::fiber fiber_main(gpu_thread* t, bctx::fiber&& scheduler) {
                              " wgmma result(s) of this thread were never waited for: a wgmma.mma_async needs a "
                              "wgmma.commit_group and a wgmma.wait_group covering it before its accumulators are "
                              "read or the thread exits");
+        if (t->bulk_stores_open || t->bulk_store_groups)
+          kernel_bug(*t, "TMA store(s) of this thread were never waited for: tma_store needs a tma_store_commit and a "
+                         "tma_store_wait covering it before the thread exits (its shared-memory source goes away)");
         count_lane_exit(*t);
       } catch (const abort_unit&) {
         // the block failed elsewhere; this thread was unwound

@@ -229,6 +229,8 @@ struct gpu_thread {
     std::array<std::uint32_t, 128> value;  // what lands (a wgmma writes at most 128 32-bit registers)
     std::uint64_t operands = 0;            // its block_state::wgmma_operands id (0: none)
   };
+  std::uint32_t bulk_stores_open = 0;    // TMA stores (copy/tma.hpp) issued since the last bulk commit
+  std::uint32_t bulk_store_groups = 0;   // committed TMA store groups no bulk wait has covered yet
   std::vector<pending_mma> mma_pending;  // issued, in order
   std::uint32_t mma_groups = 0;          // wgmma.commit_group calls so far
   bool mma_fenced = false;  // a wgmma.fence since the thread started or last landed results
@@ -246,6 +248,8 @@ inline void reset_async(gpu_thread& t) {
   t.mma_pending.clear();
   t.mma_groups = 0;
   t.mma_fenced = false;
+  t.bulk_stores_open = 0;
+  t.bulk_store_groups = 0;
 }
 
 namespace race {
