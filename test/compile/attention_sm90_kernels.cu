@@ -16,6 +16,7 @@
 // compile-expect-code sm_90a: Q K^T by m64n128k16 bf16 from shared memory = wgmma\.mma_async\.sync\.aligned\.m64n128k16\.f32\.bf16\.bf16 \{[^}]*\}, %rd[0-9]+, %rd[0-9]+
 // compile-expect-code sm_90a: P V by m64n128k16 bf16 with P from registers and V N-major = wgmma\.mma_async\.sync\.aligned\.m64n128k16\.f32\.bf16\.bf16 \{[^}]*\}, \{%r[0-9]+, %r[0-9]+, %r[0-9]+, %r[0-9]+\}, %rd[0-9]+, p, 1, 1, 1
 // compile-expect-code sm_90a: P V at head dim 256 by m64n256k16 = wgmma\.mma_async\.sync\.aligned\.m64n256k16\.f32\.bf16\.bf16 \{[^}]*\}, \{%r
+// compile-expect-code sm_90a: O stored from shared memory by TMA = cp\.async\.bulk\.tensor\.4d\.global\.shared::cta\.bulk_group
 // compile-expect-code sm_90a: producer gives registers back = setmaxnreg\.dec\.sync\.aligned\.u32 40
 // compile-expect-code sm_90a: consumers take them = setmaxnreg\.inc\.sync\.aligned\.u32 232
 // compile-expect-code sm_90a: exp2 with the scale folded in = ex2\.approx\.ftz\.f32

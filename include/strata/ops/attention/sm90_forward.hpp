@@ -27,7 +27,10 @@
 //     has landed, its V once its P V has ("empty" barriers, one arrival per consumer warpgroup). The
 //     two warpgroups take turns issuing their wgmmas (named barriers: FlashAttention-3's ping-pong),
 //     so one's softmax runs under the other's matrix products;
-//   - the epilogue divides by l and writes O (two elements per store where the strides allow) and LSE.
+//   - the epilogue divides by l and writes O and LSE: O through the warpgroup's rows of the Q tile
+//     (free after its last Q K^T) and TMA stores of 64 x 64 boxes for dense batches, from registers
+//     (two elements per store where the strides allow) for packed and padded ones, whose rows past a
+//     sequence belong to others.
 // Key tiles run from the last visible one down (the diagonal's masked tile first under causality).
 // A row with no visible key gives O = 0 and LSE = -inf, as forward.hpp's.
 //
@@ -40,7 +43,7 @@
 // bit for bit the other kernels') in the form with Extras (run_sm90_forward picks it; the form without
 // them refuses those options by name, strata::unsupported). Score / mask mods, paged caches, fp8 and
 // split-KV have no form of this kernel. Not yet (issue 37):
-// the O epilogue through shared memory and TMA stores, a persistent grid. strata::attention does not pick this kernel
+// a persistent grid. strata::attention does not pick this kernel
 // yet: it has not run on a GPU (docs/attention.md).
 #pragma once
 
@@ -88,6 +91,7 @@ struct sm90_forward_kernel {
   static constexpr int producer_registers = 40, consumer_registers = 232;  // 128 x (40 + 2 x 232) = 64512
   static constexpr int turn_barrier = 1;  // named barriers 1 and 2: the consumer warpgroups' turns to issue
   static constexpr int zero_barrier = 3;  // named barrier 3: V's rows past the keys are zeroed
+  static constexpr int out_barrier = 4;   // named barriers 4 and 5: a warpgroup's O is in shared memory
 
   /// S = Q K^T: A = this warpgroup's 64 rows of Q, B = the tile's keys, both K-major (D innermost).
   using qk = mma::sm90_64xNx16<Elem, block_n>;
@@ -117,7 +121,9 @@ struct sm90_forward_kernel {
   struct params {
     detail::forward_params f;
     copy::tensor_map q, k, v;  // (D, seqlen, heads, batch), D innermost; packed: (D, total rows, heads, 1)
-    bool o_pairs = false;      // O may be written two elements per store
+    copy::tensor_map o;        // (D, seqlen, heads, batch) with 64-row boxes, when o_tma
+    bool o_tma = false;        // O goes out through shared memory by TMA stores (dense batches, 16-byte rows)
+    bool o_pairs = false;      // else: O may be written two elements per store
     bool packed = false;       // cu_seqlens: a sequence's rows start at its cu_seqlens entry, batch entry 0
   };
 
@@ -169,6 +175,12 @@ struct sm90_forward_kernel {
     }
     p.o_pairs = reinterpret_cast<std::uintptr_t>(o.data) % (2 * sizeof(Elem)) == 0 && o.row_stride % 2 == 0 &&
                 o.head_stride % 2 == 0 && (o.batch <= 1 || o.batch_stride % 2 == 0);
+    // A TMA store writes every row of its box inside the tensor: only where the rows past a sequence
+    // are outside it (dense batches; not packed or padded ones, whose other rows must stay untouched).
+    constexpr long long per16 = 16 / static_cast<long long>(sizeof(Elem));
+    p.o_tma = !packed && !opt.seqused_q && q.seqlen > 0 && q.batch > 0 && reinterpret_cast<std::uintptr_t>(o.data) % 16 == 0 &&
+              o.row_stride % per16 == 0 && o.head_stride % per16 == 0 && (o.batch <= 1 || o.batch_stride % per16 == 0);
+    if (p.o_tma) p.o = map_of(o, 64, o.seqlen, false);
     return p;
   }
 
@@ -482,7 +494,7 @@ struct sm90_forward_kernel {
       mma::wgmma_wait<0>(ctx, o);
       if (leader) s.v_empty[(tiles - 1) % stages].arrive(ctx);
     }
-    store(ctx, p, w, sq, lane, r0, o, m_run, l_run);
+    store(ctx, p, w, sq, tr, c, q_tile, o, m_run, l_run);
   }
 
   /// The online softmax over one tile's scores, in place: sc becomes P = 2^(s c - m) (c = scale
@@ -568,11 +580,15 @@ struct sm90_forward_kernel {
     for (int r = 0; r < 2; ++r) l_run[r] = l_run[r] * alpha[r] + rows::reduce_sum(warp, sum[r]);
   }
 
-  /// O / l and LSE = m ln 2 + ln l for this thread's two rows; nothing past the sequence.
+  /// O / l and LSE = m ln 2 + ln l for this thread's two rows; nothing past the sequence. With o_tma
+  /// the warpgroup's 64 rows go through its rows of the Q tile (its last Q K^T has landed: free now),
+  /// laid out as a TMA box lands (64-column blocks of 128-byte rows, swizzled), and one thread stores
+  /// them with TMA, a 64 x 64 box per block of columns; rows past the tensor are not written.
   template <class Ctx>
-  STRATA_HOST_DEVICE static void store(Ctx& ctx, const params& p, const work& w, const detail::seq_view& sq, int lane, int r0,
-                                       const typename pv::c_fragment& o, const float (&m_run)[2], const float (&l_run)[2]) {
-    (void)ctx;
+  STRATA_HOST_DEVICE static void store(Ctx& ctx, const params& p, const work& w, const detail::seq_view& sq, int tr, int c,
+                                       unsigned char* q_tile, const typename pv::c_fragment& o, const float (&m_run)[2],
+                                       const float (&l_run)[2]) {
+    const int lane = tr % 32, r0 = w.m0 + 64 * c + 16 * (tr / 32);
     float inv[2], lse[2];
     STRATA_UNROLL
     for (int r = 0; r < 2; ++r) {
@@ -580,11 +596,34 @@ struct sm90_forward_kernel {
       lse[r] = l_run[r] > 0.f ? m_run[r] * 0.6931471805599453f + ::logf(l_run[r]) : detail::neg_inf();
     }
     const detail::forward_params& f = p.f;
+    if (p.o_tma) {
+      unsigned char* out = q_tile + c * 64 * 128;  // this warpgroup's rows of each 64-column block
+      STRATA_UNROLL
+      for (int v = 0; v < pv::c_values; v += 2) {
+        const mma::coord x = pv::c_coord(tr, v);  // row 0..63 of the warpgroup, column 0..D-1
+        const int r = rows::slot_of(v % 4);
+        const Elem x0 = static_cast<Elem>(o[v] * inv[r]), x1 = static_cast<Elem>(o[v + 1] * inv[r]);
+        const std::uint32_t pair = static_cast<std::uint32_t>(x0.bits()) | static_cast<std::uint32_t>(x1.bits()) << 16;
+        // The swizzle on the offset from the 1024-byte aligned tile is the swizzle on the address.
+        const std::uint32_t at = span_swizzled(std::uint32_t((x.col / 64) * block_m * 128 + x.row * 128 + (x.col % 64) * 2), 128);
+        *reinterpret_cast<std::uint32_t*>(out + at) = pair;
+      }
+      mma::fence_async_shared(ctx);  // generic stores, read next by the TMA (async proxy)
+      arch::named_barrier{out_barrier + c, 128}.sync(ctx);
+      if (tr == 0) {
+        STRATA_UNROLL
+        for (int k = 0; k < chunks; ++k) copy::tma_store(ctx, p.o, out + k * block_m * 128, 64 * k, w.m0 + 64 * c, w.h, w.b);
+        copy::tma_store_commit(ctx);
+        copy::tma_store_wait<0>(ctx);
+      }
+    }
     Elem* ob = static_cast<Elem*>(f.o) + w.b * f.o_bs + static_cast<long long>(sq.q0) * f.o_rs + w.h * f.o_hs;
     STRATA_UNROLL
     for (int r = 0; r < 2; ++r) {
       const int row = r0 + rows::row_of(lane, r);
       if (row >= sq.sq) continue;
+      if (f.lse && rows::row_leader(lane)) f.lse[w.b * f.lse_bs + w.h * f.lse_hs + sq.q0 + row] = lse[r];
+      if (p.o_tma) continue;
       Elem* orow = ob + static_cast<long long>(row) * f.o_rs;
       // Values 4 j + 2 r and 4 j + 2 r + 1: columns 8 j + 2 (lane % 4) and the next.
       STRATA_UNROLL
@@ -599,7 +638,6 @@ struct sm90_forward_kernel {
           orow[col + 1] = x1;
         }
       }
-      if (f.lse && rows::row_leader(lane)) f.lse[w.b * f.lse_bs + w.h * f.lse_hs + sq.q0 + row] = lse[r];
     }
   }
 };
