@@ -3,6 +3,12 @@
 //
 //   attention --batch B --heads H --heads-k HK --seqlen-q SQ --seqlen-k SK --dim D [--causal]
 //             [--window L,R] [--dtype fp16|bf16|fp32|e4m3] [--backward [--deterministic]] [--check] [--bench]
+//             [--kernel entry|sm90]
+//
+// --kernel sm90 runs the forward through the Hopper kernel (strata/ops/attention/sm90_forward.hpp:
+// TMA, wgmma, warp-specialized) instead of strata::attention: fp16 or bf16, --dim 64, 128 or 256, no
+// --backward. On the host emulator it runs anywhere; a CUDA build needs an H100 / H200 (sm_90) and
+// sm_90a among its architectures; HIP builds refuse it.
 //
 // --check compares with the double-precision reference (strata/ops/attention/reference.hpp) and
 // prints PASS or FAIL as the last line. --backward also runs strata::attention_backward on a random
@@ -30,6 +36,9 @@
 #include <vector>
 
 #include "strata/attention.hpp"
+#if !STRATA_BACKEND_HIP
+#include "strata/ops/attention/sm90_forward.hpp"
+#endif
 
 #include "command_line.hpp"
 
@@ -40,6 +49,7 @@ namespace {
 struct args {
   int batch = 1, heads = 4, heads_k = 4, sq = 128, sk = 128, dim = 64, wl = -1, wr = -1;
   bool causal = false, check = false, bench = false, backward = false, deterministic = false;
+  bool sm90 = false;  // --kernel sm90
   strata::dtype type = strata::dtype::fp16;
 };
 
@@ -49,7 +59,8 @@ args parse(int argc, char** argv) {
   strata_examples::command_line cl(
       "attention",
       "usage: attention --batch B --heads H --heads-k HK --seqlen-q SQ --seqlen-k SK "
-      "--dim D [--causal] [--window L,R] [--dtype fp16|bf16|fp32|e4m3] [--backward [--deterministic]] [--check] [--bench]",
+      "--dim D [--causal] [--window L,R] [--dtype fp16|bf16|fp32|e4m3] [--backward [--deterministic]] [--check] [--bench] "
+      "[--kernel entry|sm90]",
       argc, argv, strata_examples::usage_shown::after_errors);
   constexpr long long max_extent = 1LL << 30;
   while (cl.next()) {
@@ -64,6 +75,11 @@ args parse(int argc, char** argv) {
     else if (cl.is("--bench")) a.bench = true;
     else if (cl.is("--backward")) a.backward = true;
     else if (cl.is("--deterministic")) a.deterministic = true;
+    else if (cl.is("--kernel")) {
+      const std::string k = cl.value();
+      if (k != "entry" && k != "sm90") cl.fail("--kernel takes entry or sm90, got '" + k + "'");
+      a.sm90 = k == "sm90";
+    }
     else if (cl.is("--window")) {
       const std::string w = cl.value();
       const auto comma = w.find(',');
@@ -87,6 +103,11 @@ args parse(int argc, char** argv) {
     cl.fail("--dim must be 32, 64, 96, 128, 192, 256 or 512, got " + std::to_string(a.dim));
   if (a.backward && a.type == strata::dtype::e4m3) cl.fail("--backward takes --dtype fp16, bf16 or fp32 (fp8 attention is inference only)");
   if (a.deterministic && !a.backward) cl.fail("--deterministic is a mode of --backward");
+  if (a.sm90) {
+    if (a.type != strata::dtype::fp16 && a.type != strata::dtype::bf16) cl.fail("--kernel sm90 takes --dtype fp16 or bf16");
+    if (a.dim != 64 && a.dim != 128 && a.dim != 256) cl.fail("--kernel sm90 takes --dim 64, 128 or 256");
+    if (a.backward) cl.fail("--kernel sm90 is the forward only (no --backward)");
+  }
   return a;
 }
 
@@ -175,8 +196,8 @@ int main(int argc, char** argv) {
     opt.lse = dlse.data();
     opt.deterministic = a.deterministic;
     if (fp8) opt.q_descale = q_ds, opt.k_descale = k_ds, opt.v_descale = v_ds;
-    std::printf("attention: batch %d heads %d heads_k %d seqlen_q %d seqlen_k %d dim %d %s%s%s\n", a.batch, a.heads, a.heads_k,
-                a.sq, a.sk, a.dim, A::to_string(a.type), a.causal ? " causal" : "",
+    std::printf("attention: batch %d heads %d heads_k %d seqlen_q %d seqlen_k %d dim %d %s%s%s%s\n", a.batch, a.heads, a.heads_k,
+                a.sq, a.sk, a.dim, A::to_string(a.type), a.causal ? " causal" : "", a.sm90 ? ", Hopper kernel (sm90)" : "",
                 a.backward ? (a.deterministic ? ", forward and backward (deterministic dQ)" : ", forward and backward") : "");
     auto t0 = std::chrono::steady_clock::now();
 #ifdef STRATA_EXAMPLE_ATTENTION_TARGET
@@ -184,7 +205,27 @@ int main(int argc, char** argv) {
 #else
     using target = A::default_target;
 #endif
-    strata::attention<target>(s, q, k, v, o, opt);
+    if (a.sm90) {
+#if STRATA_BACKEND_HIP
+      throw strata::unsupported("--kernel sm90: the Hopper kernel needs an NVIDIA sm_90 GPU (or the host emulator)");
+#else
+#if STRATA_BACKEND_CUDA
+      // Other GPUs run a trap in its place (no wgmma there): refuse before launching.
+      if (const auto arch = strata::get_device_properties(0).arch; arch != "sm_90")
+        throw strata::unsupported("--kernel sm90: the Hopper kernel needs an H100 / H200 (sm_90); this GPU is " + arch);
+#endif
+      const auto run = [&](auto e) {
+        using E = decltype(e);
+        if (a.dim == 64) A::run_sm90_forward<E, 64>(s, q, k, v, o, opt);
+        else if (a.dim == 128) A::run_sm90_forward<E, 128>(s, q, k, v, o, opt);
+        else A::run_sm90_forward<E, 256>(s, q, k, v, o, opt);
+      };
+      if (a.type == strata::dtype::bf16) run(strata::bf16{});
+      else run(strata::f16{});
+#endif
+    } else {
+      strata::attention<target>(s, q, k, v, o, opt);
+    }
     s.synchronize();
     double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (a.bench) std::printf("time %.3f ms, %.3f TFLOP/s (not causal-adjusted)\n", sec * 1e3, flops / sec * 1e-12);

@@ -172,6 +172,15 @@ done
 # The Hopper forward (ops/attention/sm90_forward.hpp: TMA + wgmma, warp-specialized; issue 37), checked
 # against the mma.sync entry's O on the same inputs (its "check ... PASS" line), then timed. PyTorch's
 # figures for the same shapes are in the lines above (d256: not compared there).
+# The example's --check against the double reference first, on odd shapes (CUDA sm_90a builds only).
+if want attention; then
+  bench 60 "Check: attention Hopper kernel bf16 d128, GQA, causal, odd shapes" "$BIN/strata_example_attention" --batch 2 \
+    --heads 4 --heads-k 2 --seqlen-q 333 --seqlen-k 517 --dim 128 --causal --dtype bf16 --kernel sm90 --check
+  bench 60 "Check: attention Hopper kernel fp16 d64 and bf16 d256, windows" "$BIN/strata_example_attention" --batch 1 \
+    --heads 3 --heads-k 1 --seqlen-q 200 --seqlen-k 300 --dim 64 --window 50,5 --dtype fp16 --kernel sm90 --check
+  bench 60 "Check: attention Hopper kernel bf16 d256" "$BIN/strata_example_attention" --batch 1 --heads 2 --heads-k 2 \
+    --seqlen-q 130 --seqlen-k 129 --dim 256 --dtype bf16 --kernel sm90 --check
+fi
 sm90_attn_cfgs=("--dim 128" "--dim 128 --causal" "--dim 64" "--dim 256")
 want attention || sm90_attn_cfgs=()
 [ $QUICK -eq 1 ] && want attention && sm90_attn_cfgs=("--dim 128")
