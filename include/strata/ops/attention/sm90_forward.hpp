@@ -124,8 +124,22 @@ struct sm90_forward_kernel {
     copy::tensor_map o;        // (D, seqlen, heads, batch) with 64-row boxes, when o_tma
     bool o_tma = false;        // O goes out through shared memory by TMA stores (dense batches, 16-byte rows)
     bool o_pairs = false;      // else: O may be written two elements per store
-    bool packed = false;       // cu_seqlens: a sequence's rows start at its cu_seqlens entry, batch entry 0
   };
+
+  /// The first option, by its name, that only the form with extras takes (soft-cap, ALiBi, dropout),
+  /// or null: what run_sm90_forward chooses the form by, and what the short form refuses.
+  static const char* extra_option(const options& opt) {
+    return opt.softcap > 0.f ? "options.softcap" : opt.alibi_slopes ? "options.alibi_slopes"
+                             : opt.dropout_p > 0.f ? "options.dropout_p" : nullptr;
+  }
+
+  /// Whether TMA can move the tensor's rows: base 16-byte aligned, row, head and batch strides
+  /// multiples of 16 bytes.
+  static bool tma_rows(const tensor& t) {
+    constexpr long long per16 = 16 / static_cast<long long>(sizeof(Elem));
+    return reinterpret_cast<std::uintptr_t>(t.data) % 16 == 0 && t.row_stride % per16 == 0 && t.head_stride % per16 == 0 &&
+           (t.batch <= 1 || t.batch_stride % per16 == 0);
+  }
 
   /// Params for one call; throws strata::invalid_argument for bad tensors and options (the checks of
   /// strata::attention) and strata::unsupported, naming the option, for what this kernel does not take.
@@ -137,15 +151,9 @@ struct sm90_forward_kernel {
     if (q.dim != D || v.dim != D)
       throw invalid_argument(op, "q", "head dims " + detail::num(q.dim) + "/" + detail::num(v.dim) + " do not match this kernel's " +
                                           detail::num(D) + "/" + detail::num(D));
-    if (!Extras && opt.softcap > 0.f)
-      throw unsupported(op + ": options.softcap needs the kernel form with extras, sm90_forward_kernel<Elem, D, true> "
-                             "(attn::run_sm90_forward picks it)");
-    if (!Extras && opt.alibi_slopes)
-      throw unsupported(op + ": options.alibi_slopes needs the kernel form with extras, sm90_forward_kernel<Elem, D, true> "
-                             "(attn::run_sm90_forward picks it)");
-    if (!Extras && opt.dropout_p > 0.f)
-      throw unsupported(op + ": options.dropout_p needs the kernel form with extras, sm90_forward_kernel<Elem, D, true> "
-                             "(attn::run_sm90_forward picks it)");
+    if (const char* extra = extra_option(opt); !Extras && extra)
+      throw unsupported(op + ": " + extra + " needs the kernel form with extras, sm90_forward_kernel<Elem, D, true> "
+                                            "(attn::run_sm90_forward picks it)");
     const bool packed = opt.cu_seqlens_q != nullptr;
     // Packed sequences are read by TMA from the packed tensors, which must say how many rows they have
     // (the descriptors give the longest sequence only): a box never reads past them.
@@ -154,11 +162,9 @@ struct sm90_forward_kernel {
     if (packed && opt.total_k <= 0)
       throw invalid_argument(op, "options.total_k", "must be the packed row count of k and v: the Hopper forward reads packed K and V by TMA");
     const auto tma_ready = [&](const tensor& t, const char* arg) {
-      constexpr long long per16 = 16 / static_cast<long long>(sizeof(Elem));
-      if (reinterpret_cast<std::uintptr_t>(t.data) % 16 != 0 || t.row_stride % per16 != 0 || t.head_stride % per16 != 0 ||
-          (t.batch > 1 && t.batch_stride % per16 != 0))
+      if (!tma_rows(t))
         throw invalid_argument(op, arg, "is read by TMA: its base must be 16-byte aligned and its row, head and batch strides "
-                                        "multiples of 16 bytes (" + detail::num(per16) + " elements)");
+                                        "multiples of 16 bytes (" + detail::num(16 / sizeof(Elem)) + " elements)");
     };
     tma_ready(q, "q");
     tma_ready(k, "k");
@@ -166,7 +172,6 @@ struct sm90_forward_kernel {
     params p{};
     p.f = detail::base_params(q, k, v, o, opt);
     p.f.m_tiles = (q.seqlen + block_m - 1) / block_m;
-    p.packed = packed;
     const long long q_rows = packed ? opt.total_q : q.seqlen, k_rows = packed ? opt.total_k : k.seqlen;
     if (q_rows > 0 && q.batch > 0) p.q = map_of(q, block_m, q_rows, packed);
     if (k_rows > 0 && k.batch > 0) {  // no keys: the consumers see no tile, the maps stay unused
@@ -177,9 +182,7 @@ struct sm90_forward_kernel {
                 o.head_stride % 2 == 0 && (o.batch <= 1 || o.batch_stride % 2 == 0);
     // A TMA store writes every row of its box inside the tensor: only where the rows past a sequence
     // are outside it (dense batches; not packed or padded ones, whose other rows must stay untouched).
-    constexpr long long per16 = 16 / static_cast<long long>(sizeof(Elem));
-    p.o_tma = !packed && !opt.seqused_q && q.seqlen > 0 && q.batch > 0 && reinterpret_cast<std::uintptr_t>(o.data) % 16 == 0 &&
-              o.row_stride % per16 == 0 && o.head_stride % per16 == 0 && (o.batch <= 1 || o.batch_stride % per16 == 0);
+    p.o_tma = !packed && !opt.seqused_q && q.seqlen > 0 && q.batch > 0 && tma_rows(o);
     if (p.o_tma) p.o = map_of(o, 64, o.seqlen, false);
     return p;
   }
@@ -301,8 +304,8 @@ struct sm90_forward_kernel {
   template <class Ctx>
   STRATA_HOST_DEVICE static void produce(Ctx& ctx, const params& p, shared_storage& s, const work& w, const detail::seq_view& sq,
                                          tile_range t, unsigned char* q_tile, unsigned char* stage0) {
-    // Packed sequences: rows from the sequence's first packed row, batch entry 0.
-    const int b = p.packed ? 0 : w.b;
+    // Packed sequences (cu_seqlens): rows from the sequence's first packed row, batch entry 0.
+    const int b = p.f.cu_q ? 0 : w.b;
     s.q_full.arrive_expect_tx(ctx, std::uint32_t(q_bytes));
     STRATA_UNROLL
     for (int c = 0; c < chunks; ++c) copy::tma_load(ctx, q_tile + c * block_m * 128, p.q, s.q_full, 64 * c, sq.q0 + w.m0, w.h, b);
@@ -651,7 +654,7 @@ void run_sm90_forward(stream& s, const tensor& q, const tensor& k, const tensor&
     const auto p = K::make_params(q, k, v, o, opt);
     if (K::blocks_of(p) > 0) launch(s, K::launch_shape_of(p), kernel, p);
   };
-  if (opt.softcap > 0.f || opt.alibi_slopes || opt.dropout_p > 0.f) run(sm90_forward_kernel<Elem, D, true>{});
+  if (sm90_forward_kernel<Elem, D, false>::extra_option(opt)) run(sm90_forward_kernel<Elem, D, true>{});
   else run(sm90_forward_kernel<Elem, D, false>{});
 }
 
