@@ -34,6 +34,16 @@ struct grad_inputs {
   int rq = 0, rk = 0;
 };
 
+/// Element offset of (b, row, head) in a q-side (qside) or k-side tensor of the case.
+template <class E>
+std::size_t offset_of(const spec& c, const grad_inputs<E>& in, bool qside, int b, int i, int h, int d) {
+  const int H = qside ? c.heads : c.heads_k, S = qside ? c.sq : c.sk;
+  const std::vector<int>& cu = qside ? in.cu_q : in.cu_k;
+  if (c.varlen) return (static_cast<std::size_t>(cu[b] + i) * H + h) * d;
+  if (c.bhsd) return ((static_cast<std::size_t>(b) * H + h) * S + i) * d;
+  return ((static_cast<std::size_t>(b) * S + i) * H + h) * d;
+}
+
 template <class E, int D, int Dv>
 grad_inputs<E> make_inputs(const spec& c) {
   grad_inputs<E> in;
@@ -53,13 +63,42 @@ grad_inputs<E> make_inputs(const spec& c) {
   in.k = random_tensor<E>(static_cast<std::size_t>(in.rk) * c.heads_k * D, g);
   in.v = random_tensor<E>(static_cast<std::size_t>(in.rk) * c.heads_k * Dv, g);
   in.dout = random_tensor<E>(static_cast<std::size_t>(in.rq) * c.heads * Dv, g);
+  if (c.padded && c.nan_padding) {  // rows past each sequence: NaN, never to be used
+    const E nan = static_cast<E>(std::numeric_limits<float>::quiet_NaN());
+    const auto plant = [&](host_tensor<E>& t, bool qside, int heads, int dim, const std::vector<int>& used) {
+      for (int b = 0; b < B; ++b)
+        for (int i = used[b]; i < (qside ? c.sq : c.sk); ++i)
+          for (int h = 0; h < heads; ++h)
+            for (int d = 0; d < dim; ++d) t.data[offset_of(c, in, qside, b, i, h, dim) + d] = nan;
+    };
+    plant(in.q, true, c.heads, D, in.sqs);
+    plant(in.dout, true, c.heads, Dv, in.sqs);
+    plant(in.k, false, c.heads_k, D, in.sks);
+    plant(in.v, false, c.heads_k, Dv, in.sks);
+  }
   return in;
 }
 
+/// How run_grad runs the backward: the typed entry for Target with a workspace of its size (the
+/// default), or a kernel of its own (test/attention/sm90_backward_test.cpp).
+template <class E, int D, int Dv, class Target>
+struct entry_backward {
+  template <class SM, class MM>
+  void operator()(strata::stream& s, const A::tensor& q, const A::tensor& k, const A::tensor& v, const A::tensor& o,
+                  const A::tensor& dout, const A::tensor& dq, const A::tensor& dk, const A::tensor& dv, const A::options& opt,
+                  const SM& sm, const MM& mm) const {
+    const std::size_t bytes = strata::attention_backward_workspace_size<Target>(q, k, v, opt);
+    strata::device_buffer<unsigned char> ws(bytes > 0 ? bytes : 1);
+    A::run_backward<E, D, Dv, Target>(s, q, k, v, o, dout, dq, dk, dv, opt, {ws.data(), bytes}, sm, mm);
+    s.synchronize();  // before the workspace goes
+  }
+};
+
 /// Runs forward then backward (or forward only) on stream options `eo`.
-template <class E, int D, int Dv, class Target, class SM = A::no_score_mod, class MM = A::no_mask_mod>
+template <class E, int D, int Dv, class Target, class SM = A::no_score_mod, class MM = A::no_mask_mod,
+          class Backward = entry_backward<E, D, Dv, Target>>
 grad_run<E> run_grad(const spec& c, const grad_inputs<E>& in, const strata::emulator::options& eo, bool backward = true,
-                     const SM& sm = {}, const MM& mm = {}) {
+                     const SM& sm = {}, const MM& mm = {}, const Backward& run_backward = {}) {
   strata::stream s(eo);
   const int B = c.batch, H = c.heads, HK = c.heads_k;
   const strata::dtype t = dtype_of<E>();
@@ -88,7 +127,7 @@ grad_run<E> run_grad(const spec& c, const grad_inputs<E>& in, const strata::emul
   auto dalibi = upload(s, c.alibi), dsinks = upload(s, c.sinks);
   std::vector<float> ds0(c.sinks.size(), -7.f);
   auto ddsinks = upload(s, ds0);
-  if (c.varlen) opt.cu_seqlens_q = dcuq.data(), opt.cu_seqlens_k = dcuk.data(), opt.total_q = in.rq;
+  if (c.varlen) opt.cu_seqlens_q = dcuq.data(), opt.cu_seqlens_k = dcuk.data(), opt.total_q = in.rq, opt.total_k = in.rk;
   if (c.padded) opt.seqused_q = dsq.data(), opt.seqused_k = dsk.data();
   if (!c.alibi.empty()) opt.alibi_slopes = dalibi.data();
   if (!c.sinks.empty()) opt.sinks = dsinks.data();
@@ -96,9 +135,7 @@ grad_run<E> run_grad(const spec& c, const grad_inputs<E>& in, const strata::emul
   grad_run<E> r;
   if (backward) {
     if (!c.sinks.empty()) opt.dsinks = ddsinks.data();
-    const std::size_t bytes = strata::attention_backward_workspace_size<Target>(tq, tk, tv, opt);
-    strata::device_buffer<unsigned char> ws(bytes > 0 ? bytes : 1);
-    A::run_backward<E, D, Dv, Target>(s, tq, tk, tv, to, tdo, tgq, tgk, tgv, opt, {ws.data(), bytes}, sm, mm);
+    run_backward(s, tq, tk, tv, to, tdo, tgq, tgk, tgv, opt, sm, mm);
     r.dq.resize(in.q.data.size()), r.dk.resize(in.k.data.size()), r.dv.resize(in.v.data.size());
     r.dsinks.resize(c.sinks.size());
     strata::copy_to_host(s, r.dq.data(), gq.data(), r.dq.size());
@@ -124,21 +161,12 @@ inline A::reference::problem ref_problem(const spec& c, int D, int Dv) {
   return rp;
 }
 
-/// Element offset of (b, row, head) in a q-side (qside) or k-side tensor of the case.
-template <class E>
-std::size_t offset_of(const spec& c, const grad_inputs<E>& in, bool qside, int b, int i, int h, int d) {
-  const int H = qside ? c.heads : c.heads_k, S = qside ? c.sq : c.sk;
-  const std::vector<int>& cu = qside ? in.cu_q : in.cu_k;
-  if (c.varlen) return (static_cast<std::size_t>(cu[b] + i) * H + h) * d;
-  if (c.bhsd) return ((static_cast<std::size_t>(b) * H + h) * S + i) * d;
-  return ((static_cast<std::size_t>(b) * S + i) * H + h) * d;
-}
-
 /// The case against the reference gradient. Returns the kernel's run (for bitwise comparisons).
-template <class E, int D, int Dv, class Target, class SM = A::no_score_mod, class MM = A::no_mask_mod>
-grad_run<E> check_grad(const spec& c, const SM& sm = {}, const MM& mm = {}) {
+template <class E, int D, int Dv, class Target, class SM = A::no_score_mod, class MM = A::no_mask_mod,
+          class Backward = entry_backward<E, D, Dv, Target>>
+grad_run<E> check_grad(const spec& c, const SM& sm = {}, const MM& mm = {}, const Backward& run_backward = {}) {
   const auto in = make_inputs<E, D, Dv>(c);
-  const auto r = run_grad<E, D, Dv, Target>(c, in, strata::emulator::options::from_environment(), true, sm, mm);
+  const auto r = run_grad<E, D, Dv, Target>(c, in, strata::emulator::options::from_environment(), true, sm, mm, run_backward);
   const auto rp = ref_problem(c, D, Dv);
   const int H = c.heads, HK = c.heads_k;
   double err[3] = {0, 0, 0}, mag[3] = {0, 0, 0};

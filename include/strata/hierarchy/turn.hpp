@@ -27,16 +27,25 @@ STRATA_HOST_DEVICE void wait_turn(Ctx& ctx, unsigned* counter, unsigned mine) {
   ctx.wait_until([&] { return atomic::load_acquire<atomic::scope::device>(counter) == mine; });
 }
 
+/// pass_turn for the part of a block that took the turn (the consumer warps of a warp-specialized
+/// kernel): `sync_takers()` syncs exactly those threads (a named barrier), `leader` is true on one
+/// of them. Called by every thread that took the turn.
+template <class Ctx, class Sync>
+STRATA_HOST_DEVICE void pass_turn(Ctx& ctx, unsigned* counter, unsigned next, const Sync& sync_takers, bool leader) {
+  (void)ctx;
+  sync_takers();
+  if (leader) {
+    atomic::fence<atomic::scope::device>();
+    atomic::store_release<atomic::scope::device>(counter, next);
+  }
+}
+
 /// Ends this block's turn: after every thread's writes, stores `next` (the next holder's number, or
 /// the counter's starting value to leave it ready for the next launch). Called by every thread of
 /// the block.
 template <class Ctx>
 STRATA_HOST_DEVICE void pass_turn(Ctx& ctx, unsigned* counter, unsigned next) {
-  ctx.block().sync();
-  if (ctx.block().thread_rank() == 0) {
-    atomic::fence<atomic::scope::device>();
-    atomic::store_release<atomic::scope::device>(counter, next);
-  }
+  pass_turn(ctx, counter, next, [&] { ctx.block().sync(); }, ctx.block().thread_rank() == 0);
 }
 
 }  // namespace strata

@@ -73,6 +73,41 @@ STRATA_HOST_DEVICE inline long long stat_index(const backward_params& bp, int b,
   return (static_cast<long long>(b) * bp.f.heads + h) * bp.stat_ld + i;
 }
 
+/// The query rows [first, end) a dK/dV block of key tile [n0, n0 + bn) walks, in whole query tiles of
+/// `bm` rows: the windows (causal is window_right 0) bound the rows that can see one of its keys. In
+/// 64 bits: windows up to INT_MAX.
+struct walked_rows {
+  int first, end;
+  STRATA_HOST_DEVICE int tiles(int bm) const { return (end - first + bm - 1) / bm; }
+};
+STRATA_HOST_DEVICE inline walked_rows walked_query_rows(const forward_params& p, const seq_view& sq, int n0, int bn, int bm) {
+  long long lo = 0, hi = sq.sq;  // [lo, hi)
+  if (p.window_right >= 0) {
+    const long long first = static_cast<long long>(n0) - sq.off - p.window_right;  // j <= i + off + right
+    lo = first > 0 ? first : 0;
+  }
+  if (p.window_left >= 0) {
+    const long long end = static_cast<long long>(n0) + bn - sq.off + p.window_left;  // j >= i + off - left
+    hi = end < hi ? end : hi;
+  }
+  if (lo > hi) lo = hi;
+  const int first = static_cast<int>(lo) / bm * bm;
+  return {first, hi > lo ? static_cast<int>(hi) : first};
+}
+
+/// The first key tile (of `bn` keys) that walks the query tile at row m0, in the deterministic dQ
+/// mode's order: the walked rows of key tile t end at min(sq, (t + 1) bn - off + window_left) (see
+/// walked_query_rows), which grows with t, so the key tiles walking a query tile are consecutive, from
+/// the first whose walk ends past m0 (0 without a left window). Their walks start at or before the
+/// query tile's, and none is empty (a walk ends at least bn rows after it starts, or at the
+/// sequence's end).
+STRATA_HOST_DEVICE inline int first_key_tile(const forward_params& p, const seq_view& sq, int m0, int bn) {
+  if (p.window_left < 0) return 0;
+  const long long x = static_cast<long long>(m0) + sq.off - p.window_left - bn;  // first > x / bn
+  const long long f = (x >= 0 ? x / bn : -((-x + bn - 1) / bn)) + 1;             // floor(x / bn) + 1
+  return f > 0 ? static_cast<int>(f) : 0;
+}
+
 constexpr std::size_t backward_shared_bytes(int bn, int d, int dv) {
   return static_cast<std::size_t>(bn) * (2 * d + 2 * dv) * 4 + 3 * 16 * static_cast<std::size_t>(bn) * 4 + 2 * 16 * 4 + 256;
 }

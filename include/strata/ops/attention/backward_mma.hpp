@@ -145,21 +145,9 @@ struct backward_dkdv_mma_kernel {
     if (n0 >= sq.sk) return;  // this sequence has no such key tile (no dK / dV rows, no dQ part)
     const int group = p.heads / p.heads_k;
 
-    // The query rows that can see a key of [n0, n0 + BN): the windows (causal is window_right 0)
-    // bound them; only their query tiles are walked. In 64 bits: windows up to INT_MAX.
-    long long lo = 0, hi = sq.sq;  // [lo, hi)
-    if (p.window_right >= 0) {
-      const long long first = static_cast<long long>(n0) - sq.off - p.window_right;  // j <= i + off + right
-      lo = first > 0 ? first : 0;
-    }
-    if (p.window_left >= 0) {
-      const long long end = static_cast<long long>(n0) + BN - sq.off + p.window_left;  // j >= i + off - left
-      hi = end < hi ? end : hi;
-    }
-    if (lo > hi) lo = hi;
-    const int m_first = static_cast<int>(lo) / BM * BM;
-    const int m_end = hi > lo ? static_cast<int>(hi) : m_first;                  // rows [m_first, m_end) are walked
-    const int m_tiles = (m_end - m_first + BM - 1) / BM;
+    // Only the query tiles whose rows can see a key of [n0, n0 + BN) are walked.
+    const detail::walked_rows walk = detail::walked_query_rows(p, sq, n0, BN, BM);
+    const int m_first = walk.first, m_tiles = walk.tiles(BM);
     const int steps = group * m_tiles;
 
     const long long kv_row = static_cast<long long>(sq.k0) + n0;
@@ -314,9 +302,9 @@ struct backward_dkdv_mma_kernel {
           add_dq(ctx, q_acc, dqa, rows_left, [](float* at, float x) { atomic::add(at, x); });
         } else {
           // This key tile's turn: the key tiles before it that walk query tile m0 / BM (all of
-          // first_tile(m0) .. t - 1, see first_tile) have added.
+          // first_key_tile(m0) .. t - 1, see detail::first_key_tile) have added.
           unsigned* turn = bp.dq_turn + (static_cast<long long>(b) * p.heads + h) * bp.q_tiles + m0 / BM;
-          const unsigned mine = static_cast<unsigned>(t - first_tile(p, sq, m0));
+          const unsigned mine = static_cast<unsigned>(t - detail::first_key_tile(p, sq, m0, BN));
           wait_turn(ctx, turn, mine);
           add_dq(ctx, q_acc, dqa, rows_left, [](float* at, float x) { *at += x; });
           pass_turn(ctx, turn, mine + 1u);
@@ -393,18 +381,6 @@ struct backward_dkdv_mma_kernel {
     return true;
   }();
   static_assert(c_offsets_uniform, "attention backward: the atom's C layout must be the same pattern in every lane");
-
-  // The first key tile that walks query tile m0 / BM: the walked rows of key tile t end at
-  // min(sq, (t + 1) BN - off + window_left) (see run), which grows with t, so the key tiles walking a
-  // query tile are consecutive, from the first whose walk ends past m0 (0 without a left window).
-  // Their walks start at or before the query tile's, and none is empty (a walk ends at least BN rows
-  // after it starts, or at the sequence's end).
-  STRATA_HOST_DEVICE static int first_tile(const detail::forward_params& p, const detail::seq_view& sq, int m0) {
-    if (p.window_left < 0) return 0;
-    const long long x = static_cast<long long>(m0) + sq.off - p.window_left - BN;  // first > x / BN
-    const long long f = (x >= 0 ? x / BN : -((-x + BN - 1) / BN)) + 1;           // floor(x / BN) + 1
-    return f > 0 ? static_cast<int>(f) : 0;
-  }
 
   // Two floats rounded to Elem with one cvt.rn.{f16,bf16}x2.f32 on CUDA (arch/narrow.hpp), stored
   // as neighbours.

@@ -661,6 +661,20 @@ backward_params prepare_backward(const std::string& op, const tensor& q, const t
   return bp;
 }
 
+/// The backward's kernels around a dK/dV kernel: the preprocess kernel (Di, LSE2, the zeroed dQ
+/// accumulator), `run_dkdv()` (launches the dK/dV kernel, which adds its dQ parts), the dQ conversion
+/// and the sink gradient. For every dK/dV kernel of the workspace's layout (backward_workspace).
+template <class Elem, int D, int Dv, class Target, class RunDkdv>
+void launch_backward_around(stream& s, const backward_params& bp, const RunDkdv& run_dkdv) {
+  const forward_params& p = bp.f;
+  const long long rows = static_cast<long long>(p.batch) * p.heads * p.seqlen_q;
+  using Pre = backward_preprocess_kernel<Elem, Dv, Target>;
+  if (rows > 0) launch(s, {.grid = static_cast<int>((rows + Pre::warps - 1) / Pre::warps), .block = Pre::threads}, Pre{}, bp);
+  run_dkdv();
+  if (rows > 0) launch(s, {.grid = static_cast<int>(rows), .block = Target::warp_size}, backward_dq_kernel<Elem, D, Dv, Target>{}, bp);
+  if (bp.dsinks) launch(s, {.grid = p.heads, .block = Target::warp_size}, backward_dsink_kernel<Target>{}, bp);
+}
+
 template <class Elem, int D, int Dv, class Target, class SM = no_score_mod, class MM = no_mask_mod, class Before = no_check>
 void launch_backward(stream& s, const std::string& op, const backward_params& bp, const SM& sm = {}, const MM& mm = {},
                      const Before& before = {}) {
@@ -673,28 +687,26 @@ void launch_backward(stream& s, const std::string& op, const backward_params& bp
     const long long rows = static_cast<long long>(p.batch) * p.heads * p.seqlen_q;
     if (kv_blocks > 0x7fffffffLL || rows > 0x7fffffffLL) throw invalid_argument(op, "q", "is too large for one grid");
     before();
-    using Pre = backward_preprocess_kernel<Elem, Dv, Target>;
-    if (rows > 0) launch(s, {.grid = static_cast<int>((rows + Pre::warps - 1) / Pre::warps), .block = Pre::threads}, Pre{}, bp);
     const auto run_dkdv = [&](auto kernel) {
       kernel.score_mod = sm;
       kernel.mask_mod = mm;
       launch(s, {.grid = static_cast<int>(kv_blocks), .block = decltype(kernel)::threads}, kernel, bp);
     };
-    if (kv_blocks == 0) {
-    } else if constexpr (backward_on_tensor_cores<Target, Elem, D, Dv>()) {
-      // Tensor cores; without the optional score features, the shorter element loop (as the forward);
-      // options.deterministic: dQ added in key-tile order, with the features compiled in.
-      if (bp.dq_turn)
-        run_dkdv(backward_dkdv_mma_kernel<Elem, D, Dv, Target, SM, MM, score_features::any, true>{});
-      else if (p.softcap > 0.f || p.alibi || p.dropout_p > 0.f)
-        run_dkdv(backward_dkdv_mma_kernel<Elem, D, Dv, Target, SM, MM, score_features::any>{});
-      else
-        run_dkdv(backward_dkdv_mma_kernel<Elem, D, Dv, Target, SM, MM, score_features::none>{});
-    } else {
-      run_dkdv(backward_dkdv_kernel<Elem, D, Dv, Target, SM, MM>{});
-    }
-    if (rows > 0) launch(s, {.grid = static_cast<int>(rows), .block = Target::warp_size}, backward_dq_kernel<Elem, D, Dv, Target>{}, bp);
-    if (bp.dsinks) launch(s, {.grid = p.heads, .block = Target::warp_size}, backward_dsink_kernel<Target>{}, bp);
+    launch_backward_around<Elem, D, Dv, Target>(s, bp, [&] {
+      if (kv_blocks == 0) {
+      } else if constexpr (backward_on_tensor_cores<Target, Elem, D, Dv>()) {
+        // Tensor cores; without the optional score features, the shorter element loop (as the forward);
+        // options.deterministic: dQ added in key-tile order, with the features compiled in.
+        if (bp.dq_turn)
+          run_dkdv(backward_dkdv_mma_kernel<Elem, D, Dv, Target, SM, MM, score_features::any, true>{});
+        else if (p.softcap > 0.f || p.alibi || p.dropout_p > 0.f)
+          run_dkdv(backward_dkdv_mma_kernel<Elem, D, Dv, Target, SM, MM, score_features::any>{});
+        else
+          run_dkdv(backward_dkdv_mma_kernel<Elem, D, Dv, Target, SM, MM, score_features::none>{});
+      } else {
+        run_dkdv(backward_dkdv_kernel<Elem, D, Dv, Target, SM, MM>{});
+      }
+    });
   }
 }
 

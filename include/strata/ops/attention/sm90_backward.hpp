@@ -1,0 +1,623 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+// strata/ops/attention/sm90_backward.hpp -- the Hopper attention backward's dK/dV kernel (sm_90a):
+// warp-specialized, K, V, Q, dO and the rows' statistics by TMA onto mbarriers, every product by
+// wgmma (FlashAttention-3's backward structure, issue 37).
+//
+//   const std::size_t bytes = strata::attention_backward_workspace_size<strata::arch::sm90a>(q, k, v, opt);
+//   attn::run_sm90_backward<bf16, 128>(stream, q, k, v, o, dout, dq, dk, dv, opt, {ws, bytes});
+//
+// The backward is backward.hpp's four kernels with this one in the dK/dV step: the preprocess kernel
+// (Di = rowsum(dO o O), LSE in log2 units, the zeroed fp32 dQ accumulator), this kernel, the dQ
+// conversion and the sink gradient. The workspace is strata::attention_backward's for sm90a (64-row
+// query steps, so options.deterministic's counters are the same).
+//
+// A block owns 128 keys of one (batch, K/V head) and walks every query head of the GQA group and every
+// 64-row query tile whose rows can see one of its keys, with three warpgroups:
+//   - warpgroup 0, the producer (setmaxnreg 24): one thread loads K and V once (D / 64 boxes of 128
+//     rows x 64 columns each, the 128-byte swizzle), then per step Q with the rows' LSE2 and dO with
+//     their Di into a ring of two stages ("full" barriers for Q and for dO, one "empty" for both);
+//   - warpgroups 1 and 2, the consumers (setmaxnreg 240), own keys 0-63 and 64-127 of the block. Per
+//     step, in the transposed orientation (keys are the wgmma's M rows):
+//       S^T  = K_c Q^T and dP^T = V_c dO^T   two chains of D / 16 wgmma m64n64k16, both operands
+//                                            K-major from shared memory, issued together
+//       P^T  = 2^(S^T c - LSE2)              on the accumulators (c = scale log2 e; masks on edge
+//       dS^T = P^T o (dP^T - Di) scale       steps only), rounded to 16 bits in registers
+//       dV_c += P^T dO, dK_c += dS^T Q       wgmma with A from registers (sm90_wgmma_rs: the
+//                                            accumulator map is the A map), dO and Q read N-major
+//       dQ_part = dS_c K_c                   dS^T through the warpgroup's tile in shared memory (its
+//                                            rows are keys: the wgmma's M-major A), K N-major;
+//                                            added into the fp32 accumulator: atomically, or with
+//                                            options.deterministic in key-tile order (a counter per
+//                                            query tile, hierarchy/turn.hpp), warpgroup 0's part first
+//     dK and dV stay in registers for the whole walk and are written at the end.
+// Rows past a sequence inside a box (packed or padded batches: other sequences' rows, unused rows)
+// are zeroed in shared memory before any product reads them (0 times a NaN there would be NaN);
+// dense batches get zeros from the copy engine.
+//
+// Takes: f16 / bf16, head dim 64 or 128 (V the same), BSHD or BHSD with 16-byte aligned rows, GQA /
+// MQA, causal masks of both alignments, sliding windows, sinks (and their gradient), packed (with
+// options.total_q / total_k) and padded batches, options.deterministic. Refuses, by name: soft-cap,
+// ALiBi and dropout; score / mask mods have no form of it. strata::attention_backward does not pick
+// this kernel yet: it has not run on a GPU (docs/attention.md).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+#include "strata/arch/atomic.hpp"
+#include "strata/arch/fast_math.hpp"
+#include "strata/arch/mbarrier.hpp"
+#include "strata/arch/named_barrier.hpp"
+#include "strata/arch/narrow.hpp"
+#include "strata/arch/registers.hpp"
+#include "strata/copy/detail/vector_types.hpp"
+#include "strata/copy/tma.hpp"
+#include "strata/hierarchy/turn.hpp"
+#include "strata/mma/accumulator_rows.hpp"
+#include "strata/mma/mma_op.hpp"
+#include "strata/mma/wgmma.hpp"
+#include "strata/ops/attention/host.hpp"
+#include "strata/tensor/swizzle.hpp"
+
+namespace strata::attn {
+
+template <class Elem, int D>
+struct sm90_backward_kernel {
+  static_assert(std::is_same_v<Elem, f16> || std::is_same_v<Elem, bf16>, "attn::sm90_backward_kernel takes f16 or bf16");
+  static_assert(D == 64 || D == 128, "attn::sm90_backward_kernel: head dim 64 or 128");
+  using target = arch::sm90a;
+  static constexpr const char* name = "strata::attn::sm90_backward_kernel";
+
+  static constexpr int block_n = 128;                   // keys per block: 64 per consumer warpgroup
+  static constexpr int block_m = backward_query_tile;   // query rows per step (the workspace's)
+  static_assert(block_m == 64, "attn::sm90_backward_kernel: 64-row query steps (the N of S^T)");
+  static constexpr int stages = 2;
+  static constexpr int chunks = D / 64;                 // 128-byte swizzled column blocks
+  static constexpr int consumers = 2;
+  static constexpr int threads = 128 * (1 + consumers);
+  static constexpr int max_threads_per_block = threads;
+  static constexpr int min_blocks_per_multiprocessor = 1;  // fixes the register count at entry (setmaxnreg)
+  // dK and dV (2 x D / 2 fp32 per thread) live through the walk beside S^T, dP^T and dQ's part:
+  // FlashAttention-3's split. 128 x (24 + 2 x 240) = 64512 registers.
+  static constexpr int producer_registers = 24, consumer_registers = 240;
+  static constexpr int zero_barrier = 1;  // named barrier 1 (256): Q / dO rows past the sequence zeroed
+  static constexpr int tile_barrier = 2;  // named barriers 2 and 3 (128): a warpgroup's dS^T (or K rows) written
+  static constexpr int dq_barrier = 4;    // named barrier 4 (256): deterministic dQ, warpgroup 0's part added
+
+  /// S^T = K_c Q^T and dP^T = V_c dO^T: 64 keys x 64 queries, both operands K-major (D innermost).
+  using st_mma = mma::sm90_64xNx16<Elem, block_m>;
+  /// dV += P^T dO and dK += dS^T Q: A from registers (keys x queries), B = dO / Q (queries x D) N-major.
+  using grad_mma = mma::sm90_64xNx16_rs<Elem, D, mma::wgmma_major::mn>;
+  /// dQ_part = dS_c K_c, 64 columns of D at a time: A = dS (queries x keys) read from dS^T's rows
+  /// (M-major), B = K (keys x 64 columns) N-major. One 64 x D accumulator beside dK and dV spilled 48 B
+  /// at D 128 under 240 registers (nvcc 13.0).
+  using dq_mma = mma::sm90_64xNx16<Elem, 64, mma::wgmma_major::mn, mma::wgmma_major::mn>;
+  static_assert(grad_mma::accumulator_is_a_fragment(), "P^T's and dS^T's A fragments are S^T's accumulators, rounded in place");
+  using rows = mma::accumulator_rows<typename st_mma::warp_rows>;
+  static_assert(rows::count == 2, "two key rows per thread");
+  static constexpr int q_steps = block_m / 16;  // k16 steps over the queries (dV, dK) and over 64 keys (dQ)
+
+  static constexpr std::size_t kv_bytes = std::size_t(block_n) * D * sizeof(Elem);  // K or V
+  static constexpr std::size_t q_bytes = std::size_t(block_m) * D * sizeof(Elem);   // Q or dO, one stage
+  static constexpr std::size_t ds_bytes = std::size_t(64) * block_m * sizeof(Elem); // one warpgroup's dS^T
+  static constexpr std::size_t stat_bytes = std::size_t(block_m) * 4;               // LSE2 or Di, one stage
+  /// K, V, the Q and dO stages, the dS^T tiles, the statistics, and room to start on a 1024-byte
+  /// boundary (the 128-byte swizzle's period).
+  static constexpr std::size_t dynamic_shared_bytes =
+      2 * kv_bytes + 2 * stages * q_bytes + consumers * ds_bytes + 2 * stages * stat_bytes + 1024;
+  static_assert(dynamic_shared_bytes + 256 <= arch::sm90a::shared_memory_per_block,
+                "attn::sm90_backward_kernel: the tiles do not fit in a block's shared memory");
+
+  struct shared_storage {
+    mbarrier kv_full;           // K and V have landed
+    mbarrier q_full[stages];    // the stage's Q and LSE2 have landed
+    mbarrier o_full[stages];    // the stage's dO and Di have landed
+    mbarrier empty[stages];     // both consumer warpgroups are done with the stage
+  };
+
+  struct params {
+    detail::backward_params b;
+    copy::tensor_map q, k, v, dout;  // (D, seqlen, heads, batch), D innermost; packed: (D, total rows, heads, 1)
+    copy::tensor_map lse2, di;       // the workspace's rows: (stat_ld, batch x heads) fp32, 64-row boxes
+    int k_tiles = 0;                 // key tiles of block_n of the longest sequence
+    bool zero_past = false;          // packed or padded: a box's rows past a sequence hold other data
+    bool dk_pairs = false, dv_pairs = false;  // dK / dV may be written two elements per store
+  };
+
+  /// The first option, by its name, that this kernel does not take, or null.
+  static const char* refused_option(const options& opt) {
+    return opt.softcap > 0.f ? "options.softcap" : opt.alibi_slopes ? "options.alibi_slopes"
+                             : opt.dropout_p > 0.f ? "options.dropout_p" : nullptr;
+  }
+
+  /// Params for one call; throws what strata::attention_backward throws for bad tensors, options and
+  /// workspaces, and strata::unsupported, naming the option, for what this kernel does not take.
+  static params make_params(const tensor& q, const tensor& k, const tensor& v, const tensor& o, const tensor& dout,
+                            const tensor& dq, const tensor& dk, const tensor& dv, const options& opt, workspace ws) {
+    const std::string op = "strata::attn::sm90_backward_kernel";
+    params p{};
+    p.b = detail::prepare_backward<target>(op, q, k, v, o, dout, dq, dk, dv, opt, ws);
+    const strata::dtype want = detail::dtype_of<Elem>();
+    if (q.type != want) throw invalid_argument(op, "q", std::string("has dtype ") + to_string(q.type) + " but this kernel is " + to_string(want));
+    if (q.dim != D || v.dim != D)
+      throw invalid_argument(op, "q", "head dims " + detail::num(q.dim) + "/" + detail::num(v.dim) + " do not match this kernel's " +
+                                          detail::num(D) + "/" + detail::num(D));
+    if (const char* refused = refused_option(opt)) throw unsupported(op + ": " + refused + " is not taken by the Hopper backward yet");
+    const bool packed = opt.cu_seqlens_q != nullptr;
+    if (packed && opt.total_q <= 0)
+      throw invalid_argument(op, "options.total_q", "must be the packed row count of q: the Hopper backward reads packed Q and dO by TMA");
+    if (packed && opt.total_k <= 0)
+      throw invalid_argument(op, "options.total_k", "must be the packed row count of k and v: the Hopper backward reads packed K and V by TMA");
+    const auto tma_ready = [&](const tensor& t, const char* arg) {
+      if (!tma_rows(t))
+        throw invalid_argument(op, arg, "is read by TMA: its base must be 16-byte aligned and its row, head and batch strides "
+                                        "multiples of 16 bytes (" + detail::num(16 / sizeof(Elem)) + " elements)");
+    };
+    tma_ready(q, "q");
+    tma_ready(k, "k");
+    tma_ready(v, "v");
+    tma_ready(dout, "dout");
+    // Key and query positions and the clamped windows are summed in 32 bits (windows_of).
+    if (static_cast<long long>(q.seqlen) + k.seqlen > (1LL << 31) - 256)
+      throw invalid_argument(op, "q", "and k have " + detail::num(q.seqlen) + " + " + detail::num(k.seqlen) +
+                                          " rows: the Hopper backward takes at most 2^31 - 256 together");
+    p.k_tiles = (k.seqlen + block_n - 1) / block_n;
+    const long long q_rows = packed ? opt.total_q : q.seqlen, k_rows = packed ? opt.total_k : k.seqlen;
+    if (q_rows > 0 && k_rows > 0 && q.batch > 0) {  // else no block walks a query tile: the maps stay unused
+      p.q = map_of(q, block_m, q_rows, packed);
+      p.dout = map_of(dout, block_m, q_rows, packed);
+      p.k = map_of(k, block_n, k_rows, packed);
+      p.v = map_of(v, block_n, k_rows, packed);
+      p.lse2 = stat_map(p.b.lse2, p.b.stat_ld, static_cast<long long>(q.batch) * q.heads);
+      p.di = stat_map(p.b.di, p.b.stat_ld, static_cast<long long>(q.batch) * q.heads);
+    }
+    p.zero_past = packed || opt.seqused_q || opt.seqused_k;
+    const auto pairs = [](const tensor& t) {
+      return reinterpret_cast<std::uintptr_t>(t.data) % (2 * sizeof(Elem)) == 0 && t.row_stride % 2 == 0 && t.head_stride % 2 == 0 &&
+             (t.batch <= 1 || t.batch_stride % 2 == 0);
+    };
+    p.dk_pairs = pairs(dk);
+    p.dv_pairs = pairs(dv);
+    return p;
+  }
+
+  /// One block per (batch, K/V head, 128 keys).
+  static long long blocks_of(const params& p) { return static_cast<long long>(p.b.f.batch) * p.b.f.heads_k * p.k_tiles; }
+  static launch_shape launch_shape_of(const params& p) {
+    return launch_shape{.grid = dims(static_cast<int>(blocks_of(p))), .block = dims(threads), .dynamic_shared_bytes = dynamic_shared_bytes};
+  }
+
+  template <class Ctx>
+  STRATA_HOST_DEVICE void operator()(Ctx& ctx, const params& p) const {
+    // A build for several GPUs compiles the kernel for each; only sm_90a has wgmma.
+    if constexpr (!mma::available_in_this_pass<st_mma>) mma::unavailable_in_this_pass();
+    else run(ctx, p);
+  }
+
+ private:
+  /// Whether TMA can move a tensor's rows: base 16-byte aligned, row, head and batch strides
+  /// multiples of 16 bytes.
+  static bool tma_rows(const tensor& t) {
+    constexpr long long per16 = 16 / static_cast<long long>(sizeof(Elem));
+    return reinterpret_cast<std::uintptr_t>(t.data) % 16 == 0 && t.row_stride % per16 == 0 && t.head_stride % per16 == 0 &&
+           (t.batch <= 1 || t.batch_stride % per16 == 0);
+  }
+
+  /// (D, seqlen, heads, batch) with boxes of 64 columns (128 bytes) x `rows`; packed sequences:
+  /// (D, total rows, heads, 1).
+  static copy::tensor_map map_of(const tensor& t, int rows, long long seq_rows, bool packed) {
+    copy::tma_tensor m;
+    m.base = t.data;
+    m.element_bytes = int(sizeof(Elem));
+    m.rank = 4;
+    m.dims[0] = t.dim;
+    m.dims[1] = seq_rows;
+    m.dims[2] = t.heads;
+    m.dims[3] = packed ? 1 : t.batch;
+    const long long e = static_cast<long long>(sizeof(Elem));
+    m.strides[1] = t.row_stride * e;
+    m.strides[2] = t.head_stride * e;
+    m.strides[3] = m.dims[3] > 1 ? t.batch_stride * e : 16;  // one batch entry: never stepped
+    m.box[0] = 64;
+    m.box[1] = rows;
+    m.box[2] = 1;
+    m.box[3] = 1;
+    m.swizzle = copy::tma_swizzle::b128;
+    return copy::make_tensor_map(m);
+  }
+
+  /// The workspace's per-row statistics (stat_ld rows per (batch, head), 16-byte rows): 64-row boxes.
+  static copy::tensor_map stat_map(const float* base, long long stat_ld, long long batch_heads) {
+    copy::tma_tensor m;
+    m.base = base;
+    m.element_bytes = 4;
+    m.rank = 2;
+    m.dims[0] = stat_ld;
+    m.dims[1] = batch_heads;
+    m.strides[1] = stat_ld * 4;
+    m.box[0] = block_m;
+    m.box[1] = 1;
+    return copy::make_tensor_map(m);
+  }
+
+  /// The block's shared tiles, from the 1024-byte aligned start of dynamic shared memory.
+  struct tiles {
+    unsigned char* k;
+    unsigned char* v;
+    unsigned char* q0;   // stage st at q0 + st q_bytes
+    unsigned char* o0;   // dO, likewise
+    unsigned char* ds0;  // warpgroup c's dS^T at ds0 + c ds_bytes
+    float* lse0;         // stage st at lse0 + st block_m
+    float* di0;
+    STRATA_HOST_DEVICE unsigned char* q(int st) const { return q0 + std::size_t(st) * q_bytes; }
+    STRATA_HOST_DEVICE unsigned char* dout(int st) const { return o0 + std::size_t(st) * q_bytes; }
+    STRATA_HOST_DEVICE unsigned char* ds(int c) const { return ds0 + std::size_t(c) * ds_bytes; }
+    STRATA_HOST_DEVICE float* lse(int st) const { return lse0 + st * block_m; }
+    STRATA_HOST_DEVICE float* di(int st) const { return di0 + st * block_m; }
+  };
+
+  /// What every warpgroup of the block knows: its keys, the walked query tiles.
+  struct work {
+    int b, hk, t, n0, group, m_first, m_tiles, steps;
+    detail::seq_view sq;
+    STRATA_HOST_DEVICE int head(int s) const { return hk * group + s / m_tiles; }
+    STRATA_HOST_DEVICE int m0(int s) const { return m_first + (s % m_tiles) * block_m; }
+  };
+
+  template <class Ctx>
+  STRATA_HOST_DEVICE void run(Ctx& ctx, const params& p) const {
+    const detail::forward_params& f = p.b.f;
+    work w;
+    // (the launch checks that the grid fits an int: 32-bit divisions)
+    const int r = static_cast<int>(ctx.block().rank());
+    w.t = r % p.k_tiles;
+    w.hk = (r / p.k_tiles) % f.heads_k;
+    w.b = r / p.k_tiles / f.heads_k;
+    w.sq = detail::sequence(f, w.b);
+    w.n0 = w.t * block_n;
+    if (w.n0 >= w.sq.sk) return;  // this sequence has no such key tile (the whole block leaves together)
+    w.group = f.heads / f.heads_k;
+    const detail::walked_rows walk = detail::walked_query_rows(f, w.sq, w.n0, block_n, block_m);
+    w.m_first = walk.first;
+    w.m_tiles = walk.tiles(block_m);
+    w.steps = w.group * w.m_tiles;
+
+    auto& s = ctx.template shared<shared_storage>();
+    unsigned char* dyn = ctx.template dynamic_shared<unsigned char>();
+    const std::uint32_t address = mma::smem_descriptor::of(ctx, dyn, mma::wgmma_swizzle::none, 0, 0).address();
+    tiles tl;
+    tl.k = dyn + (1024 - address % 1024) % 1024;
+    tl.v = tl.k + kv_bytes;
+    tl.q0 = tl.v + kv_bytes;
+    tl.o0 = tl.q0 + stages * q_bytes;
+    tl.ds0 = tl.o0 + stages * q_bytes;
+    tl.lse0 = reinterpret_cast<float*>(tl.ds0 + consumers * ds_bytes);
+    tl.di0 = tl.lse0 + stages * block_m;
+    if (ctx.block().thread_rank() == 0) {
+      s.kv_full.init(ctx, 1);
+      for (int i = 0; i < stages; ++i) {
+        s.q_full[i].init(ctx, 1);
+        s.o_full[i].init(ctx, 1);
+        s.empty[i].init(ctx, consumers);
+      }
+    }
+    ctx.block().sync();
+    if (ctx.warpgroup().index() == 0) {
+      arch::decrease_registers<producer_registers>(ctx);
+      if (ctx.warpgroup().thread_rank() == 0) produce(ctx, p, s, w, tl);
+    } else {
+      arch::increase_registers<consumer_registers>(ctx);
+      consume(ctx, p, s, w, tl, ctx.warpgroup().index() - 1);
+    }
+  }
+
+  /// The producer thread: K and V once, then step s's Q (with LSE2) and dO (with Di) into stage
+  /// s % stages once both consumers released the round before's (the first round's waits pass at once).
+  template <class Ctx>
+  STRATA_HOST_DEVICE static void produce(Ctx& ctx, const params& p, shared_storage& s, const work& w, const tiles& tl) {
+    if (w.steps == 0) return;  // no query sees these keys: dK = dV = 0, nothing to load
+    const detail::forward_params& f = p.b.f;
+    const int bb = f.cu_q ? 0 : w.b;  // packed sequences: rows from the sequence's first packed row, batch entry 0
+    s.kv_full.arrive_expect_tx(ctx, std::uint32_t(2 * kv_bytes));
+    STRATA_UNROLL
+    for (int c = 0; c < chunks; ++c) {
+      copy::tma_load(ctx, tl.k + c * block_n * 128, p.k, s.kv_full, 64 * c, w.sq.k0 + w.n0, w.hk, bb);
+      copy::tma_load(ctx, tl.v + c * block_n * 128, p.v, s.kv_full, 64 * c, w.sq.k0 + w.n0, w.hk, bb);
+    }
+    for (int i = 0; i < w.steps; ++i) {
+      const int st = i % stages, round = i / stages, h = w.head(i), m0 = w.m0(i);
+      const int stat_row = w.b * f.heads + h;
+      s.empty[st].wait(ctx, (round & 1) ^ 1);
+      s.q_full[st].arrive_expect_tx(ctx, std::uint32_t(q_bytes + stat_bytes));
+      STRATA_UNROLL
+      for (int c = 0; c < chunks; ++c) copy::tma_load(ctx, tl.q(st) + c * block_m * 128, p.q, s.q_full[st], 64 * c, w.sq.q0 + m0, h, bb);
+      copy::tma_load(ctx, tl.lse(st), p.lse2, s.q_full[st], m0, stat_row);
+      s.o_full[st].arrive_expect_tx(ctx, std::uint32_t(q_bytes + stat_bytes));
+      STRATA_UNROLL
+      for (int c = 0; c < chunks; ++c) copy::tma_load(ctx, tl.dout(st) + c * block_m * 128, p.dout, s.o_full[st], 64 * c, w.sq.q0 + m0, h, bb);
+      copy::tma_load(ctx, tl.di(st), p.di, s.o_full[st], m0, stat_row);
+    }
+  }
+
+  /// Zeroes rows [from, to) of a tile of Rows rows (D / 64 blocks of Rows x 128 bytes), thread `rank`
+  /// of `count` taking every count-th 16-byte unit.
+  template <int Rows>
+  STRATA_HOST_DEVICE static void zero_rows(unsigned char* tile, int from, int to, int rank, int count) {
+    const int units = (to - from) * 8;  // 16-byte units per block of columns
+    for (int u = rank; u < units * chunks; u += count) {
+      const int chunk = u / units, row = from + (u % units) / 8;
+      *reinterpret_cast<copy::detail::raw_vector<16>*>(tile + chunk * Rows * 128 + row * 128 + (u % 8) * 16) = {};
+    }
+  }
+
+  /// Consumer warpgroup c: keys w.n0 + 64 c .. + 63.
+  template <class Ctx>
+  STRATA_HOST_DEVICE void consume(Ctx& ctx, const params& p, shared_storage& s, const work& w, const tiles& tl, int c) const {
+    const detail::backward_params& bp = p.b;
+    const detail::forward_params& f = bp.f;
+    const detail::seq_view& sq = w.sq;
+    const int tr = ctx.warpgroup().thread_rank();
+    const int lane = tr % 32;
+    const int kj0 = w.n0 + 64 * c;                        // this warpgroup's first key
+    const int j0 = kj0 + 16 * (tr / 32);                  // this warp's first key
+    constexpr float log2e = 1.4426950408889634f;
+    const float exp2_scale = f.scale * log2e;
+    const bool leader = tr == 0;
+    const windows wn = windows_of(f, sq);
+    const arch::named_barrier my_tile{tile_barrier + c, 128};
+    // dS^T's store offset of value 0 (key row 16 warp + lane / 4, query 2 (lane % 4)), swizzled.
+    const unsigned ds_base = span_swizzled(unsigned((16 * (tr / 32) + lane / 4) * 128 + 4 * (lane % 4)), 128);
+    static_assert(st_mma::c_coord(5, 0).row == 1 && st_mma::c_coord(5, 0).col == 2 && st_mma::c_coord(5, 2).row == 9 &&
+                      st_mma::c_coord(5, 4).col == 10 && st_mma::c_coord(37, 0).row == 17,
+                  "dS^T's stores follow wgmma's accumulator map");
+
+    typename grad_mma::c_fragment dk, dv;
+    STRATA_UNROLL
+    for (int v = 0; v < grad_mma::c_values; ++v) dk[v] = dv[v] = 0.f;
+
+    if (w.steps > 0) {
+      s.kv_full.wait(ctx, 0);
+      // K rows past the keys (packed or padded batches) meet dS^T's zeros in dQ: zeroed (V's rows there
+      // only reach dP^T's rows of those keys, whose dS^T is set to 0 below).
+      if (p.zero_past && kj0 + 64 > sq.sk) {
+        zero_rows<block_n>(tl.k, detail::imax(kj0, sq.sk) - w.n0, kj0 + 64 - w.n0, tr, 128);
+        mma::fence_async_shared(ctx);  // generic stores, read next by the wgmmas (async proxy)
+        my_tile.sync(ctx);
+      }
+    }
+    for (int i = 0; i < w.steps; ++i) {
+      const int st = i % stages, h = w.head(i), m0 = w.m0(i);
+      s.q_full[st].wait(ctx, (i / stages) & 1);
+      s.o_full[st].wait(ctx, (i / stages) & 1);
+      // Q and dO rows past the sequence (packed or padded batches), shared by both warpgroups.
+      if (p.zero_past && m0 + block_m > sq.sq) {
+        zero_rows<block_m>(tl.q(st), sq.sq - m0, block_m, tr + 128 * c, 256);
+        zero_rows<block_m>(tl.dout(st), sq.sq - m0, block_m, tr + 128 * c, 256);
+        mma::fence_async_shared(ctx);
+        arch::named_barrier{zero_barrier, 256}.sync(ctx);
+      }
+
+      // S^T = K_c Q^T and dP^T = V_c dO^T, issued together.
+      typename st_mma::c_fragment sc, dp;
+      mma::wgmma_fence(ctx, sc, dp);
+      issue_transposed(ctx, tl.k, tl.q(st), c, sc);
+      issue_transposed(ctx, tl.v, tl.dout(st), c, dp);
+      const bool interior = all_visible(wn, sq, kj0, m0);
+      const float* lse2 = tl.lse(st);
+      const float* di = tl.di(st);
+      mma::wgmma_wait<1>(ctx, sc);
+      // P^T = 2^(S^T c - LSE2); value v is key slot (v / 2) % 2, query column 8 (v / 4) + 2 (lane % 4) + v % 2.
+      if (interior) {
+        STRATA_UNROLL
+        for (int v = 0; v < st_mma::c_values; ++v)
+          sc[v] = arch::exp2_approx(::fmaf(sc[v], exp2_scale, -lse2[st_mma::c_coord(lane, v).col]));
+      } else {
+        // Each key row this thread holds (a slot) sees the queries [i_lo, i_lo + i_span) of the
+        // sequence: one unsigned range test per score. Worked out per edge step, not kept through the
+        // loop: the registers are dK's, dV's, S^T's and dP^T's.
+        int i_lo[2], i_span[2];
+        STRATA_UNROLL
+        for (int r = 0; r < 2; ++r) visible_queries(wn, sq, j0 + rows::row_of(lane, r), i_lo[r], i_span[r]);
+        STRATA_UNROLL
+        for (int v = 0; v < st_mma::c_values; ++v) {
+          const int col = st_mma::c_coord(lane, v).col, r = rows::slot_of(v % 4);
+          const float x = arch::exp2_approx(::fmaf(sc[v], exp2_scale, -lse2[col]));
+          sc[v] = static_cast<unsigned>(m0 + col - i_lo[r]) < static_cast<unsigned>(i_span[r]) ? x : 0.f;
+        }
+      }
+      mma::wgmma_wait<0>(ctx, dp);
+      // dS^T = P^T o (dP^T - Di) scale; where P^T is 0 (masked, or past the sequence, where dP^T and Di
+      // may be anything) dS^T is 0.
+      STRATA_UNROLL
+      for (int v = 0; v < st_mma::c_values; ++v) {
+        const float x = sc[v] * (dp[v] - di[st_mma::c_coord(lane, v).col]) * f.scale;
+        dp[v] = interior || sc[v] != 0.f ? x : 0.f;
+      }
+      // Both rounded in place: accumulator values 8 k .. 8 k + 7 are the A fragment of k16 step k.
+      typename grad_mma::a_registers pr[q_steps], dsr[q_steps];
+      STRATA_UNROLL
+      for (int k = 0; k < q_steps; ++k)
+        STRATA_UNROLL
+        for (int x = 0; x < 4; ++x) {
+          pr[k][x] = arch::narrow_pair<Elem>(sc[8 * k + 2 * x], sc[8 * k + 2 * x + 1]);
+          dsr[k][x] = arch::narrow_pair<Elem>(dp[8 * k + 2 * x], dp[8 * k + 2 * x + 1]);
+        }
+
+      // dV_c += P^T dO, dK_c += dS^T Q: dO and Q (queries x D) N-major, 64-column blocks 64 x 128
+      // bytes apart (LBO), groups of 8 queries 1024 bytes apart (SBO), a k16 step 2048 bytes on.
+      STRATA_UNROLL
+      for (int k = 0; k < q_steps; ++k) {
+        mma::wgmma_fence_operand(pr[k]);
+        mma::wgmma_fence_operand(dsr[k]);
+      }
+      mma::wgmma_fence(ctx, dv, dk);
+      {
+        const auto od = mma::smem_descriptor::of(ctx, tl.dout(st), mma::wgmma_swizzle::b128, block_m * 128, 1024);
+        const auto qd = mma::smem_descriptor::of(ctx, tl.q(st), mma::wgmma_swizzle::b128, block_m * 128, 1024);
+        STRATA_UNROLL
+        for (int k = 0; k < q_steps; ++k) grad_mma::mma_async(ctx, pr[k], od.advanced(2048 * k), dv);
+        STRATA_UNROLL
+        for (int k = 0; k < q_steps; ++k) grad_mma::mma_async(ctx, dsr[k], qd.advanced(2048 * k), dk);
+        mma::wgmma_commit(ctx);
+      }
+      // dS^T into the warpgroup's tile while they run: rows are keys, 128 bytes of 64 queries, swizzled
+      // (the offset from the 1024-byte aligned tile swizzled is the address swizzled). Values 8 k + 2 x
+      // and the next are key row 16 warp + lane / 4 + 8 (x % 2), queries 16 k + 8 (x / 2) + 2 (lane % 4)
+      // and the next: 16-byte unit 2 k + x / 2 of the row, XORed with the row's (lane / 4) under the
+      // swizzle. So every store is one base XOR an immediate (plus 1024 bytes for the second row),
+      // not sixteen offsets kept live through the loop (which spilled).
+      unsigned char* ds_tile = tl.ds(c);
+      STRATA_UNROLL
+      for (int k = 0; k < q_steps; ++k)
+        STRATA_UNROLL
+        for (int x = 0; x < 4; ++x) {
+          const unsigned unit = unsigned(2 * k + x / 2) << 4;
+          *reinterpret_cast<std::uint32_t*>(ds_tile + ((ds_base ^ unit) + 1024u * unsigned(x % 2))) = dsr[k][x];
+        }
+      mma::fence_async_shared(ctx);  // generic stores, read next by the dQ wgmmas (async proxy)
+      my_tile.sync(ctx);
+      mma::wgmma_wait<0>(ctx, dv, dk);
+      if (leader) s.empty[st].arrive(ctx);  // Q, dO and their rows' statistics are read
+
+      // dQ's part from these 64 keys, per 64 columns: A = dS (queries x keys) from dS^T's rows, M-major
+      // (one 64-query block, LBO unused); B = K_c's block of 64 columns (keys x 64) N-major.
+      const auto ad = mma::smem_descriptor::of(ctx, ds_tile, mma::wgmma_swizzle::b128, std::uint32_t(ds_bytes), 1024);
+      STRATA_UNROLL
+      for (int part = 0; part < chunks; ++part) {
+        typename dq_mma::c_fragment dq;
+        mma::wgmma_fence(ctx, dq);
+        const auto kd = mma::smem_descriptor::of(ctx, tl.k + part * block_n * 128 + c * 64 * 128, mma::wgmma_swizzle::b128, 16, 1024);
+        STRATA_UNROLL
+        for (int k = 0; k < q_steps; ++k) dq_mma::mma_async(ctx, ad.advanced(2048 * k), kd.advanced(2048 * k), dq, k > 0);
+        mma::wgmma_commit(ctx);
+        mma::wgmma_wait<0>(ctx, dq);
+        add_dq(ctx, p, w, h, m0, tr, c, 64 * part, dq);
+      }
+    }
+    store(p, w, tr, c, dk, dv);
+  }
+
+  /// The windows clamped to what can bind inside the sequence (right at most sk - off, left at most
+  /// sq + off, -1 for none): every sum below then fits 32 bits (make_params: sq + sk <= 2^31 - 256), and a
+  /// consumer keeps no 64-bit values through its loop.
+  struct windows {
+    int right, left;
+  };
+  STRATA_HOST_DEVICE static windows windows_of(const detail::forward_params& f, const detail::seq_view& sq) {
+    const int right_max = sq.sk - sq.off, left_max = sq.sq + sq.off;
+    return {f.window_right < 0 ? -1 : detail::imin(f.window_right, right_max), f.window_left < 0 ? -1 : detail::imin(f.window_left, left_max)};
+  }
+
+  /// The queries [lo, lo + span) key j sees: the windows (causal: right 0) and the sequence ends.
+  STRATA_HOST_DEVICE static void visible_queries(const windows& wn, const detail::seq_view& sq, int j, int& lo, int& span) {
+    int l = 0, h = j < sq.sk ? sq.sq : 0;
+    if (wn.right >= 0) l = detail::imax(l, j - sq.off - wn.right);       // j <= i + off + right
+    if (wn.left >= 0) h = detail::imin(h, j - sq.off + wn.left + 1);     // j >= i + off - left
+    lo = detail::imin(l, h);
+    span = detail::imax(h - l, 0);
+  }
+
+  /// Whether every key of [kj0, kj0 + 64) sees every query of [m0, m0 + 64): a step without masks.
+  STRATA_HOST_DEVICE static bool all_visible(const windows& wn, const detail::seq_view& sq, int kj0, int m0) {
+    if (kj0 + 64 > sq.sk || m0 + block_m > sq.sq) return false;
+    if (wn.right >= 0 && kj0 + 63 - sq.off - wn.right > m0) return false;
+    if (wn.left >= 0 && kj0 - sq.off + wn.left + 1 < m0 + block_m) return false;
+    return true;
+  }
+
+  /// The 16-byte-row swizzled operand chains of S^T (dP^T): A = warpgroup c's 64 rows of K (V), B = the
+  /// stage's 64 rows of Q (dO), both K-major, D / 16 k16 steps (32 bytes apart inside a 128-byte row,
+  /// the next 64 columns a block of rows further on).
+  template <class Ctx>
+  STRATA_HOST_DEVICE static void issue_transposed(Ctx& ctx, unsigned char* keys, unsigned char* queries, int c,
+                                                  typename st_mma::c_fragment& acc) {
+    STRATA_UNROLL
+    for (int step = 0; step < D / 16; ++step) {
+      const auto kd = mma::smem_descriptor::of(ctx, keys + (step / 4) * block_n * 128 + c * 64 * 128, mma::wgmma_swizzle::b128, 16, 1024);
+      const auto qd = mma::smem_descriptor::of(ctx, queries + (step / 4) * block_m * 128, mma::wgmma_swizzle::b128, 16, 1024);
+      st_mma::mma_async(ctx, kd.advanced(32 * (step % 4)), qd.advanced(32 * (step % 4)), acc, step > 0);
+    }
+    mma::wgmma_commit(ctx);
+  }
+
+  /// Adds warpgroup c's part of dQ (64 query rows from m0, columns col0 .. + 63) into the fp32 accumulator; rows
+  /// past the sequence are not added. Atomically, or (options.deterministic) in key-tile order: this
+  /// block waits for its turn on the query tile's counter (the key tiles before it that walk the tile
+  /// have added), warpgroup 0 adds, then warpgroup 1, and the turn passes on.
+  template <class Ctx>
+  STRATA_HOST_DEVICE static void add_dq(Ctx& ctx, const params& p, const work& w, int h, int m0, int tr, int c, int col0,
+                                        const typename dq_mma::c_fragment& dq) {
+    const detail::backward_params& bp = p.b;
+    const detail::forward_params& f = bp.f;
+    float* dqa = bp.dq_accum + (static_cast<long long>(w.b) * f.heads + h) * f.seqlen_q * D;
+    const int rows_left = w.sq.sq - m0;
+    const auto add = [&](auto&& op) {
+      STRATA_UNROLL
+      for (int v = 0; v < dq_mma::c_values; ++v) {
+        const mma::coord x = dq_mma::c_coord(tr, v);
+        if (x.row < rows_left) op(dqa + static_cast<long long>(m0 + x.row) * D + col0 + x.col, dq[v]);
+      }
+    };
+    if (!bp.dq_turn) {
+      add([](float* at, float x) { atomic::add(at, x); });
+      return;
+    }
+    unsigned* turn = bp.dq_turn + (static_cast<long long>(w.b) * f.heads + h) * bp.q_tiles + m0 / block_m;
+    // Every column part takes its own turn: part k of this key tile is turn chunks x (its rank) + k.
+    const unsigned mine = static_cast<unsigned>((w.t - detail::first_key_tile(f, w.sq, m0, block_n)) * chunks + col0 / 64);
+    const arch::named_barrier both{dq_barrier, 256};
+    wait_turn(ctx, turn, mine);
+    if (c == 0) add([](float* at, float x) { *at += x; });
+    both.sync(ctx);
+    if (c == 1) add([](float* at, float x) { *at += x; });
+    pass_turn(ctx, turn, mine + 1u, [&] { both.sync(ctx); }, tr == 0 && c == 0);
+  }
+
+  /// dK and dV of this warpgroup's keys (rows past the sequence not written).
+  STRATA_HOST_DEVICE static void store(const params& p, const work& w, int tr, int c, const typename grad_mma::c_fragment& dk,
+                                       const typename grad_mma::c_fragment& dv) {
+    const detail::backward_params& bp = p.b;
+    const long long key0 = static_cast<long long>(w.sq.k0) + w.n0 + 64 * c;
+    Elem* dkg = static_cast<Elem*>(bp.dk) + w.b * bp.dk_bs + key0 * bp.dk_rs + w.hk * bp.dk_hs;
+    Elem* dvg = static_cast<Elem*>(bp.dv) + w.b * bp.dv_bs + key0 * bp.dv_rs + w.hk * bp.dv_hs;
+    const int keys_left = w.sq.sk - w.n0 - 64 * c;
+    const auto put = [&](Elem* base, long long rs, bool pairs, const typename grad_mma::c_fragment& acc) {
+      STRATA_UNROLL
+      for (int v = 0; v < grad_mma::c_values; v += 2) {
+        const mma::coord x = grad_mma::c_coord(tr, v);  // v and v + 1: columns x.col and x.col + 1
+        if (x.row >= keys_left) continue;
+        Elem* at = base + x.row * rs + x.col;
+        if (pairs) {
+          *reinterpret_cast<std::uint32_t*>(at) = arch::narrow_pair<Elem>(acc[v], acc[v + 1]);
+        } else {
+          at[0] = static_cast<Elem>(acc[v]);
+          at[1] = static_cast<Elem>(acc[v + 1]);
+        }
+      }
+    };
+    put(dkg, bp.dk_rs, p.dk_pairs, dk);
+    put(dvg, bp.dv_rs, p.dv_pairs, dv);
+  }
+};
+
+/// The Hopper backward for (Elem, D) on `s`: the preprocess kernel, sm90_backward_kernel, the dQ
+/// conversion and the sink gradient. `ws` holds attention_backward_workspace_size<arch::sm90a>(q, k,
+/// v, opt) bytes. Throws what sm90_backward_kernel::make_params throws, and what
+/// strata::attention_backward throws for overlapping pointers.
+template <class Elem, int D>
+void run_sm90_backward(stream& s, const tensor& q, const tensor& k, const tensor& v, const tensor& o, const tensor& dout,
+                       const tensor& dq, const tensor& dk, const tensor& dv, const options& opt, workspace ws) {
+  using K = sm90_backward_kernel<Elem, D>;
+  const std::string op = "strata::attn::sm90_backward_kernel";
+  const auto p = K::make_params(q, k, v, o, dout, dq, dk, dv, opt, ws);
+  const long long rows = static_cast<long long>(q.batch) * q.heads * q.seqlen;
+  if (K::blocks_of(p) > 0x7fffffffLL || rows > 0x7fffffffLL) throw invalid_argument(op, "q", "is too large for one grid");
+  detail::backward_pointers(op, q, k, v, o, dout, dq, dk, dv, opt, ws, attention_backward_workspace_size<arch::sm90a>(q, k, v, opt)).check();
+  detail::launch_backward_around<Elem, D, D, arch::sm90a>(s, p.b, [&] {
+    if (K::blocks_of(p) > 0) launch(s, K::launch_shape_of(p), K{}, p);
+  });
+}
+
+}  // namespace strata::attn
