@@ -260,10 +260,19 @@ struct sm90_backward_kernel {
 
   /// What every warpgroup of the block knows: its keys, the walked query tiles.
   struct work {
-    int b, hk, t, n0, group, m_first, m_tiles, steps;
+    int b, hk, t, n0, group, m_first, m_end, steps;  // query tiles m_first, m_first + block_m, .. < m_end
     detail::seq_view sq;
-    STRATA_HOST_DEVICE int head(int s) const { return hk * group + s / m_tiles; }
-    STRATA_HOST_DEVICE int m0(int s) const { return m_first + (s % m_tiles) * block_m; }
+  };
+
+  /// Step i's query head and first row, moved on step by step (no division in the loop): the query
+  /// tiles of head hk group, then of the next head of the group.
+  struct cursor {
+    int h, m0;
+    STRATA_HOST_DEVICE explicit cursor(const work& w) : h(w.hk * w.group), m0(w.m_first) {}
+    STRATA_HOST_DEVICE void next(const work& w) {
+      m0 += block_m;
+      if (m0 >= w.m_end) m0 = w.m_first, ++h;
+    }
   };
 
   template <class Ctx>
@@ -281,8 +290,8 @@ struct sm90_backward_kernel {
     w.group = f.heads / f.heads_k;
     const detail::walked_rows walk = detail::walked_query_rows(f, w.sq, w.n0, block_n, block_m);
     w.m_first = walk.first;
-    w.m_tiles = walk.tiles(block_m);
-    w.steps = w.group * w.m_tiles;
+    w.m_end = walk.first + walk.tiles(block_m) * block_m;
+    w.steps = w.group * walk.tiles(block_m);
 
     auto& s = ctx.template shared<shared_storage>();
     unsigned char* dyn = ctx.template dynamic_shared<unsigned char>();
@@ -326,8 +335,9 @@ struct sm90_backward_kernel {
       copy::tma_load(ctx, tl.k + c * block_n * 128, p.k, s.kv_full, 64 * c, w.sq.k0 + w.n0, w.hk, bb);
       copy::tma_load(ctx, tl.v + c * block_n * 128, p.v, s.kv_full, 64 * c, w.sq.k0 + w.n0, w.hk, bb);
     }
-    for (int i = 0; i < w.steps; ++i) {
-      const int st = i % stages, round = i / stages, h = w.head(i), m0 = w.m0(i);
+    cursor at(w);
+    for (int i = 0; i < w.steps; ++i, at.next(w)) {
+      const int st = i % stages, round = i / stages, h = at.h, m0 = at.m0;
       const int stat_row = w.b * f.heads + h;
       s.empty[st].wait(ctx, (round & 1) ^ 1);
       s.q_full[st].arrive_expect_tx(ctx, std::uint32_t(q_bytes + stat_bytes));
@@ -345,11 +355,12 @@ struct sm90_backward_kernel {
   /// of `count` taking every count-th 16-byte unit.
   template <int Rows>
   STRATA_HOST_DEVICE static void zero_rows(unsigned char* tile, int from, int to, int rank, int count) {
-    const int units = (to - from) * 8;  // 16-byte units per block of columns
-    for (int u = rank; u < units * chunks; u += count) {
-      const int chunk = u / units, row = from + (u % units) / 8;
-      *reinterpret_cast<copy::detail::raw_vector<16>*>(tile + chunk * Rows * 128 + row * 128 + (u % 8) * 16) = {};
-    }
+    unsigned char* first = tile + from * 128;  // rows are 128 bytes: 16-byte unit u of the rows is byte 16 u
+    STRATA_UNROLL
+    for (int chunk = 0; chunk < chunks; ++chunk)
+      STRATA_NO_UNROLL  // a rare step's few rows: not worth the code in the loop
+      for (int u = rank; u < (to - from) * 8; u += count)
+        *reinterpret_cast<copy::detail::raw_vector<16>*>(first + chunk * Rows * 128 + u * 16) = {};
   }
 
   /// Consumer warpgroup c: keys w.n0 + 64 c .. + 63.
@@ -387,8 +398,9 @@ struct sm90_backward_kernel {
         my_tile.sync(ctx);
       }
     }
-    for (int i = 0; i < w.steps; ++i) {
-      const int st = i % stages, h = w.head(i), m0 = w.m0(i);
+    cursor at(w);
+    for (int i = 0; i < w.steps; ++i, at.next(w)) {
+      const int st = i % stages, h = at.h, m0 = at.m0;
       s.q_full[st].wait(ctx, (i / stages) & 1);
       s.o_full[st].wait(ctx, (i / stages) & 1);
       // Q and dO rows past the sequence (packed or padded batches), shared by both warpgroups.
@@ -551,13 +563,23 @@ struct sm90_backward_kernel {
                                         const typename dq_mma::c_fragment& dq) {
     const detail::backward_params& bp = p.b;
     const detail::forward_params& f = bp.f;
-    float* dqa = bp.dq_accum + (static_cast<long long>(w.b) * f.heads + h) * f.seqlen_q * D;
-    const int rows_left = w.sq.sq - m0;
+    // Value v of the 64 x 64 part is row 16 warp + lane / 4 + 8 ((v / 2) % 2), column 8 (v / 4) +
+    // 2 (lane % 4) + v % 2 (wgmma's accumulator map): one base pointer per thread, every value at an
+    // immediate offset from it, one row test per row the thread holds.
+    static_assert(dq_mma::c_coord(37, 0).row == 17 && dq_mma::c_coord(37, 0).col == 2 && dq_mma::c_coord(37, 3).row == 25 &&
+                      dq_mma::c_coord(37, 3).col == 3 && dq_mma::c_coord(37, 4).col == 10,
+                  "dQ's adds follow wgmma's accumulator map");
+    const int row0 = 16 * (tr / 32) + (tr % 32) / 4;
+    float* const base = bp.dq_accum + ((static_cast<long long>(w.b) * f.heads + h) * f.seqlen_q + m0 + row0) * D + col0 + 2 * (tr % 4);
+    const bool row_in[2] = {row0 < w.sq.sq - m0, row0 + 8 < w.sq.sq - m0};
     const auto add = [&](auto&& op) {
       STRATA_UNROLL
-      for (int v = 0; v < dq_mma::c_values; ++v) {
-        const mma::coord x = dq_mma::c_coord(tr, v);
-        if (x.row < rows_left) op(dqa + static_cast<long long>(m0 + x.row) * D + col0 + x.col, dq[v]);
+      for (int hi = 0; hi < 2; ++hi) {
+        if (!row_in[hi]) continue;
+        STRATA_UNROLL
+        for (int jn = 0; jn < dq_mma::c_values / 4; ++jn)
+          STRATA_UNROLL
+          for (int x = 0; x < 2; ++x) op(base + 8 * D * hi + 8 * jn + x, dq[4 * jn + 2 * hi + x]);
       }
     };
     if (!bp.dq_turn) {
