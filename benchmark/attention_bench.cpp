@@ -11,14 +11,16 @@
 //                          [--dtype fp16|bf16|e4m3] [--causal] [--decode-seqlen-k SK] [--reps N]
 //                          [--kernel entry|sm90]
 //
-// --kernel sm90: the forward through the Hopper kernel (ops/attention/sm90_forward.hpp: TMA, wgmma,
-// warp-specialized; fp16 / bf16, --dim 64, 128 or 256; a build for sm_90a on an H100 / H200). Its O
-// is first compared with the mma.sync entry's on the same inputs ("check ... PASS" or "FAIL"); the
-// backward and decode lines are the entry's.
+// --kernel sm90: also the Hopper kernels (ops/attention/sm90_forward.hpp, sm90_backward.hpp: TMA,
+// wgmma, warp-specialized; fp16 / bf16; a build for sm_90a on an H100 / H200): the forward at --dim
+// 64, 128 or 256 ("fwd-sm90"), the backward at 64 or 128 ("bwd-sm90"). Each is first compared with
+// the mma.sync entry on the same inputs ("check ... PASS" or "FAIL"); the "forward", "backward" and
+// decode lines are the entry's.
 //
 // e4m3: the fp8 forward on the sm90a target (mma.sync m16n8k32; a build for sm_90a), O in bf16; the
 // backward and decode have no fp8 path and report "skipped". --dim takes 64 and 128 for every pass,
 // and 512 (fp16 / bf16) for the forward only.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -29,6 +31,7 @@
 #include <vector>
 
 #include <strata/attention.hpp>
+#include <strata/ops/attention/sm90_backward.hpp>
 #include <strata/ops/attention/sm90_forward.hpp>
 
 #if !STRATA_BACKEND_CUDA
@@ -149,6 +152,27 @@ int main(int argc, char** argv) {
   const double fwd_flops = 4.0 * B * H * static_cast<double>(S) * S * D * (a.causal ? 0.5 : 1.0);
 
   // Forward and backward through the typed entries (one kernel set per dtype and head dim: fast builds).
+  // max |x - y| over n 16-bit elements (NaN counts as the worst), and max |y|.
+  struct diff {
+    double worst = 0, mag = 0;
+  };
+  const auto difference = [&](strata::device_buffer<unsigned short>& x_, strata::device_buffer<unsigned short>& y_, std::size_t n) {
+    std::vector<unsigned short> x(n), y(n);
+    strata::copy_to_host(s, x.data(), x_.data(), n);
+    strata::copy_to_host(s, y.data(), y_.data(), n);
+    s.synchronize();
+    const auto value = [&](unsigned short bits) {
+      return a.type == strata::dtype::bf16 ? static_cast<double>(static_cast<float>(strata::bf16::from_bits(bits)))
+                                           : static_cast<double>(static_cast<float>(strata::f16::from_bits(bits)));
+    };
+    diff r;
+    for (std::size_t i = 0; i < n; ++i) {
+      const double d = std::abs(value(x[i]) - value(y[i]));
+      r.worst = d > r.worst || d != d ? d : r.worst;
+      r.mag = std::max(r.mag, std::abs(value(y[i])));
+    }
+    return r;
+  };
   auto typed = [&](auto fn) {
     const bool bf = a.type == strata::dtype::bf16;
     if (D == 64) bf ? fn(strata::bf16{}, std::integral_constant<int, 64>{}) : fn(strata::f16{}, std::integral_constant<int, 64>{});
@@ -178,19 +202,7 @@ int main(int argc, char** argv) {
                                                                       T(o_ref.data(), H, S), opt);
         });
         sm90(o);
-        std::vector<unsigned short> x(nq), y(nq);
-        strata::copy_to_host(s, x.data(), o.data(), nq);
-        strata::copy_to_host(s, y.data(), o_ref.data(), nq);
-        s.synchronize();
-        const auto value = [&](unsigned short bits) {
-          return a.type == strata::dtype::bf16 ? static_cast<float>(strata::bf16::from_bits(bits))
-                                               : static_cast<float>(strata::f16::from_bits(bits));
-        };
-        double worst = 0;
-        for (std::size_t i = 0; i < nq; ++i) {
-          const double d = std::abs(static_cast<double>(value(x[i])) - value(y[i]));
-          worst = d > worst || d != d ? d : worst;
-        }
+        const double worst = difference(o, o_ref, nq).worst;
         const bool ok = worst <= (a.type == strata::dtype::bf16 ? 2.5e-2 : 4e-3);
         std::printf("check     Hopper forward against the mma.sync entry: max |difference| %.3g  %s\n", worst, ok ? "PASS" : "FAIL");
       }
@@ -234,6 +246,34 @@ int main(int argc, char** argv) {
       });
     });
     report("backward", a, S, S, 2.5 * fwd_flops, t);
+    if (a.sm90) {
+      // The Hopper backward on the same O, LSE and dO (its workspace is the sm90a target's), checked
+      // against the entry's gradients above: the backward tests' bound, tol x max(1, max |reference|).
+      try {
+        const std::size_t bytes90 = strata::attention_backward_workspace_size<strata::arch::sm90a>(T(q.data(), H, S), T(k.data(), HK, S),
+                                                                                                  T(v.data(), HK, S), opt);
+        strata::device_buffer<unsigned char> ws90(bytes90 ? bytes90 : 1);
+        strata::device_buffer<unsigned short> dq90(nq), dk90(nk), dv90(nk);
+        const auto sm90 = [&] {
+          typed([&](auto e, auto d) {
+            A::run_sm90_backward<decltype(e), decltype(d)::value>(s, T(q.data(), H, S), T(k.data(), HK, S), T(v.data(), HK, S),
+                                                                  T(o.data(), H, S), T(dout.data(), H, S), T(dq90.data(), H, S),
+                                                                  T(dk90.data(), HK, S), T(dv90.data(), HK, S), opt, {ws90.data(), bytes90});
+          });
+        };
+        sm90();
+        const double tol = a.type == strata::dtype::bf16 ? 6e-2 : 1.5e-2;
+        const diff gq = difference(dq90, dq, nq), gk = difference(dk90, dk, nk), gv = difference(dv90, dv, nk);
+        const bool ok = gq.worst <= tol * std::max(1.0, gq.mag) && gk.worst <= tol * std::max(1.0, gk.mag) &&
+                        gv.worst <= tol * std::max(1.0, gv.mag);
+        std::printf("check     Hopper backward against the mma.sync entry: max |difference| dQ %.3g dK %.3g dV %.3g  %s\n", gq.worst,
+                    gk.worst, gv.worst, ok ? "PASS" : "FAIL");
+        const double t90 = time_it(s, a.reps, sm90);
+        report("bwd-sm90", a, S, S, 2.5 * fwd_flops, t90);
+      } catch (const std::exception& e) {
+        std::printf("bwd-sm90  skipped: %s\n", e.what());
+      }
+    }
   } catch (const std::exception& e) {
     std::printf("backward  skipped: %s\n", e.what());
   }

@@ -6,9 +6,10 @@
 //             [--kernel entry|sm90]
 //
 // --kernel sm90 runs the forward through the Hopper kernel (strata/ops/attention/sm90_forward.hpp:
-// TMA, wgmma, warp-specialized) instead of strata::attention: fp16 or bf16, --dim 64, 128 or 256, no
-// --backward. On the host emulator it runs anywhere; a CUDA build needs an H100 / H200 (sm_90) and
-// sm_90a among its architectures; HIP builds refuse it.
+// TMA, wgmma, warp-specialized) instead of strata::attention: fp16 or bf16, --dim 64, 128 or 256; with
+// --backward also the Hopper backward (sm90_backward.hpp; --dim 64 or 128) instead of
+// strata::attention_backward. On the host emulator it runs anywhere; a CUDA build needs an H100 / H200
+// (sm_90) and sm_90a among its architectures; HIP builds refuse it.
 //
 // --check compares with the double-precision reference (strata/ops/attention/reference.hpp) and
 // prints PASS or FAIL as the last line. --backward also runs strata::attention_backward on a random
@@ -37,6 +38,7 @@
 
 #include "strata/attention.hpp"
 #if !STRATA_BACKEND_HIP
+#include "strata/ops/attention/sm90_backward.hpp"
 #include "strata/ops/attention/sm90_forward.hpp"
 #endif
 
@@ -106,7 +108,7 @@ args parse(int argc, char** argv) {
   if (a.sm90) {
     if (a.type != strata::dtype::fp16 && a.type != strata::dtype::bf16) cl.fail("--kernel sm90 takes --dtype fp16 or bf16");
     if (a.dim != 64 && a.dim != 128 && a.dim != 256) cl.fail("--kernel sm90 takes --dim 64, 128 or 256");
-    if (a.backward) cl.fail("--kernel sm90 is the forward only (no --backward)");
+    if (a.backward && a.dim == 256) cl.fail("--kernel sm90 --backward takes --dim 64 or 128");
   }
   return a;
 }
@@ -236,10 +238,24 @@ int main(int argc, char** argv) {
       auto ddo = on_device(s, hdo), dgq = on_device(s, hgq), dgk = on_device(s, hgk), dgv = on_device(s, hgv);
       const A::tensor gout = q_side(ddo.data(), a.type), gq = q_side(dgq.data(), a.type), gk = k_side(dgk.data()),
                       gv = k_side(dgv.data());
-      const std::size_t ws_bytes = strata::attention_backward_workspace_size<target>(q, k, v, opt);
+      // The Hopper backward takes the workspace of the sm90a target's backward.
+      const std::size_t ws_bytes = a.sm90 ? strata::attention_backward_workspace_size<strata::arch::sm90a>(q, k, v, opt)
+                                          : strata::attention_backward_workspace_size<target>(q, k, v, opt);
       strata::device_buffer<unsigned char> ws(std::max<std::size_t>(ws_bytes, 1));
       t0 = std::chrono::steady_clock::now();
-      strata::attention_backward<target>(s, q, k, v, o, gout, gq, gk, gv, opt, {ws.data(), ws_bytes});
+      if (a.sm90) {
+#if !STRATA_BACKEND_HIP  // refused above, with the forward
+        const auto run = [&](auto e) {
+          using E = decltype(e);
+          if (a.dim == 64) A::run_sm90_backward<E, 64>(s, q, k, v, o, gout, gq, gk, gv, opt, {ws.data(), ws_bytes});
+          else A::run_sm90_backward<E, 128>(s, q, k, v, o, gout, gq, gk, gv, opt, {ws.data(), ws_bytes});
+        };
+        if (a.type == strata::dtype::bf16) run(strata::bf16{});
+        else run(strata::f16{});
+#endif
+      } else {
+        strata::attention_backward<target>(s, q, k, v, o, gout, gq, gk, gv, opt, {ws.data(), ws_bytes});
+      }
       s.synchronize();
       sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       if (a.bench) std::printf("backward time %.3f ms, %.3f TFLOP/s (2.5x the forward's FLOP, not causal-adjusted)\n", sec * 1e3,

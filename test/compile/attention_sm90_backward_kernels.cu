@@ -18,7 +18,7 @@
 // compile-expect-code sm_90a: dQ with A M-major and B N-major = wgmma\.mma_async\.sync\.aligned\.m64n64k16\.f32\.bf16\.bf16 \{[^}]*\}, %rd[0-9]+, %rd[0-9]+, p, 1, 1, 1, 1
 // compile-expect-code sm_90a: producer gives registers back = setmaxnreg\.dec\.sync\.aligned\.u32 24
 // compile-expect-code sm_90a: consumers take them = setmaxnreg\.inc\.sync\.aligned\.u32 240
-// compile-expect-code sm_90a: dQ's parts added atomically = atom\.global\.add\.f32
+// compile-expect-code sm_90a: dQ's parts added by TMA reductions = cp\.reduce\.async\.bulk\.tensor\.3d\.global\.shared::cta\.add\.tile\.bulk_group
 #include "strata/ops/attention/sm90_backward.hpp"
 #include "strata/runtime/runtime.hpp"
 

@@ -107,6 +107,44 @@ struct store_kernel {
   }
 };
 
+struct reduce_params {
+  strata::copy::tensor_map map;  // rows x cols of fp32 (a map made with tma_element::f32, or raw bits on purpose)
+  int c0, r0;                    // block b's box at (c0, r0 + b * row_step)
+  int row_step;
+  int box_rows, box_cols;        // 128-byte swizzled boxes: box_cols 32
+  bool complete;                 // wait for the writes (tma_store_complete), not only the reads
+};
+
+/// Block b adds value b + 1 + e / 1024 at box element e (row-major in the box, swizzled as tma_load
+/// lands a 128-byte box) into the tensor with one TMA reduction; blocks overlap where row_step is
+/// below box_rows.
+struct reduce_kernel {
+  using target = strata::arch::sm90a;
+  static constexpr const char* name = "reduce_kernel";
+  template <class Ctx>
+  STRATA_HOST_DEVICE void operator()(Ctx& ctx, const reduce_params& p) const {
+    unsigned char* dyn = ctx.template dynamic_shared<unsigned char>();
+    const std::uint32_t base = strata::mma::smem_descriptor::of(ctx, dyn, strata::mma::wgmma_swizzle::none, 0, 0).address();
+    unsigned char* stage = dyn + (1024 - base % 1024) % 1024;
+    const std::uint32_t address = base + std::uint32_t(stage - dyn);
+    const int b = int(ctx.block().rank());
+    const int elements = p.box_rows * p.box_cols;
+    for (int e = ctx.block().thread_rank(); e < elements; e += ctx.block().size()) {
+      const float v = float(b + 1) + float(e) / 1024.f;
+      const std::uint32_t at = strata::span_swizzled(address + std::uint32_t(4 * e), 128) - address;
+      std::memcpy(stage + at, &v, 4);
+    }
+    strata::mma::fence_async_shared(ctx);
+    ctx.block().sync();
+    if (ctx.block().thread_rank() == 0) {
+      strata::copy::tma_reduce_add(ctx, p.map, stage, p.c0, p.r0 + b * p.row_step);
+      strata::copy::tma_store_commit(ctx);
+      if (p.complete) strata::copy::tma_store_complete<0>(ctx);
+      else strata::copy::tma_store_wait<0>(ctx);
+    }
+  }
+};
+
 struct cluster_params {
   strata::copy::tensor_map map;  // rows x 64 bf16, boxes of (rows / 2) x 64
   int rows;

@@ -364,3 +364,55 @@ TEST_CASE("TMA store never waited for is reported", "[copy][tma][negative]") {
   }
   CHECK_THAT(what, Contains("never waited for") && Contains("tma_store_wait"));
 }
+
+TEST_CASE("TMA reduction: overlapping fp32 boxes of several blocks add up, nothing outside them", "[copy][tma]") {
+  strata::stream s;
+  const int rows = 50, cols = 40, ld = 48, blocks = 3, step = 10, box_rows = 16, box_cols = 32;  // boxes of 128-byte rows
+  const int r0 = 5, c0 = 20;  // the boxes reach past the last column (40): those elements are not added
+  std::vector<float> init(std::size_t(rows) * ld);
+  for (std::size_t i = 0; i < init.size(); ++i) init[i] = float(i % 7) - 3.f;
+  strata::device_buffer<float> d(init.size());
+  strata::copy_to_device(s, d.data(), init.data(), init.size());
+  copy::tma_tensor t;
+  t.base = d.data();
+  t.element_bytes = 4;
+  t.element = copy::tma_element::f32;
+  t.rank = 2;
+  t.dims[0] = cols;
+  t.dims[1] = rows;
+  t.strides[1] = ld * 4;
+  t.box[0] = box_cols;
+  t.box[1] = box_rows;
+  t.swizzle = copy::tma_swizzle::b128;
+  for (bool complete : {false, true}) {
+    strata::copy_to_device(s, d.data(), init.data(), init.size());
+    strata::launch(s, {.grid = blocks, .block = 128, .dynamic_shared_bytes = std::size_t(box_rows) * box_cols * 4 + 1024},
+                   reduce_kernel{}, reduce_params{copy::make_tensor_map(t), c0, r0, step, box_rows, box_cols, complete});
+    const auto h = to_host(s, d);
+    for (int r = 0; r < rows; ++r)
+      for (int c = 0; c < ld; ++c) {
+        double want = init[std::size_t(r) * ld + c];
+        for (int b = 0; b < blocks; ++b) {
+          const int br = r - (r0 + b * step), bc = c - c0;
+          if (br >= 0 && br < box_rows && bc >= 0 && bc < box_cols && c < cols) want += (b + 1) + (br * box_cols + bc) / 1024.0;
+        }
+        INFO("row " << r << " col " << c);
+        REQUIRE(h[std::size_t(r) * ld + c] == Approx(want).margin(1e-5));
+      }
+  }
+}
+
+TEST_CASE("TMA reduction through a map of raw bits is reported", "[copy][tma][negative]") {
+  strata::stream s;
+  strata::device_buffer<float> d(16 * 32);
+  const auto map = copy::make_tensor_map_2d(d.data(), 16, 32, 32, 16, 32, copy::tma_swizzle::b128);  // element: bits
+  std::string what = "no error";
+  try {
+    strata::launch(s, {.grid = 1, .block = 128, .dynamic_shared_bytes = 16 * 32 * 4 + 1024}, reduce_kernel{},
+                   reduce_params{map, 0, 0, 0, 16, 32, true});
+    s.synchronize();
+  } catch (const strata::emulator_error& e) {
+    what = e.what();
+  }
+  CHECK_THAT(what, Contains("tma_reduce_add") && Contains("tma_element::f32"));
+}

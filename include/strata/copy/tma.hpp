@@ -40,6 +40,7 @@
 // exits.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -64,10 +65,15 @@ STRATA_HOST_DEVICE constexpr int swizzle_bytes(tma_swizzle s) {
   return s == tma_swizzle::b128 ? 128 : s == tma_swizzle::b64 ? 64 : s == tma_swizzle::b32 ? 32 : 16;
 }
 
+/// What the copy engine takes the elements for: bits it moves as they are (loads and stores), or fp32
+/// values, which tma_reduce_add adds (a map of raw bits would add them as integers on the GPU).
+enum class tma_element : std::uint8_t { bits = 0, f32 = 1 };
+
 /// A tensor in global memory and the box one copy moves (dimension 0 contiguous).
 struct tma_tensor {
   const void* base = nullptr;
   int element_bytes = 2;  // 1, 2, 4 or 8
+  tma_element element = tma_element::bits;  // f32: element_bytes 4
   int rank = 2;           // 1..5
   long long dims[5] = {};     // elements per dimension
   long long strides[5] = {};  // bytes between consecutive indices of dimensions 1..rank-1 (strides[0] unused)
@@ -90,7 +96,7 @@ struct emulated_tensor_map {
   std::int64_t dims[5];
   std::int64_t strides[5];
   std::uint16_t box[5];
-  std::uint8_t rank, element_bytes, swizzle;
+  std::uint8_t rank, element_bytes, swizzle, element;
 };
 static_assert(sizeof(emulated_tensor_map) <= sizeof(tensor_map));
 
@@ -101,6 +107,8 @@ inline void check_tma_tensor(const tma_tensor& t) {
   if (t.rank < 1 || t.rank > 5) bad("rank", "is " + std::to_string(t.rank) + "; a tensor map has 1 to 5 dimensions");
   if (t.element_bytes != 1 && t.element_bytes != 2 && t.element_bytes != 4 && t.element_bytes != 8)
     bad("element_bytes", "is " + std::to_string(t.element_bytes) + "; TMA moves elements of 1, 2, 4 or 8 bytes");
+  if (t.element == tma_element::f32 && t.element_bytes != 4)
+    bad("element", "is f32 but element_bytes is " + std::to_string(t.element_bytes) + "; fp32 elements are 4 bytes");
   if (t.base == nullptr || reinterpret_cast<std::uintptr_t>(t.base) % 16 != 0)
     bad("base", "must be a non-null address aligned to 16 bytes");
   for (int d = 0; d < t.rank; ++d) {
@@ -140,6 +148,7 @@ inline tensor_map make_tensor_map(const tma_tensor& t) {
   e.rank = static_cast<std::uint8_t>(t.rank);
   e.element_bytes = static_cast<std::uint8_t>(t.element_bytes);
   e.swizzle = static_cast<std::uint8_t>(t.swizzle);
+  e.element = static_cast<std::uint8_t>(t.element);
   tensor_map m{};
   std::memcpy(m.opaque, &e, sizeof e);
   return m;
@@ -418,6 +427,71 @@ STRATA_HOST_DEVICE STRATA_FORCEINLINE void tma_store(Ctx& ctx, const tensor_map&
   }
 }
 
+namespace detail {
+/// The bulk tensor reduction's PTX (.add; the element type is the map's), for 1 to 5 coordinates.
+template <int Rank>
+STRATA_DEVICE STRATA_FORCEINLINE void tma_reduce_add_issue(const tensor_map* map, std::uint32_t src, const int* c) {
+#if STRATA_CUDA_DEVICE_PASS
+#define STRATA_TMA_REDUCE_ASM(dims, coords, ...)                                                                          \
+  asm volatile("cp.reduce.async.bulk.tensor." dims ".global.shared::cta.add.tile.bulk_group [%0, {" coords "}], [%1];\n" \
+               ::"l"(map), "r"(src), __VA_ARGS__ : "memory");
+  if constexpr (Rank == 1) {
+    STRATA_TMA_REDUCE_ASM("1d", "%2", "r"(c[0]))
+  } else if constexpr (Rank == 2) {
+    STRATA_TMA_REDUCE_ASM("2d", "%2, %3", "r"(c[0]), "r"(c[1]))
+  } else if constexpr (Rank == 3) {
+    STRATA_TMA_REDUCE_ASM("3d", "%2, %3, %4", "r"(c[0]), "r"(c[1]), "r"(c[2]))
+  } else if constexpr (Rank == 4) {
+    STRATA_TMA_REDUCE_ASM("4d", "%2, %3, %4, %5", "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]))
+  } else {
+    STRATA_TMA_REDUCE_ASM("5d", "%2, %3, %4, %5, %6", "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]))
+  }
+#undef STRATA_TMA_REDUCE_ASM
+#else
+  (void)map, (void)src, (void)c;
+#endif
+}
+}  // namespace detail
+
+/// Adds the box at `coords` from `src` in this block's shared memory (laid out as tma_store reads it)
+/// into the tensor, element by element: the fp32 partial sums of several blocks into one accumulator
+/// without an atomic per element (cp.reduce.async.bulk.tensor .add: the L2 adds whole lines). The map
+/// must be made with tma_tensor::element = f32. Each element is added atomically with respect to the
+/// other reductions, in no set order across blocks. Issued, committed and waited for as tma_store
+/// (tma_store_commit, tma_store_wait<N> before the source is overwritten; tma_store_complete<N>
+/// before another block may read the sums). On the emulator the addition happens at issue.
+template <class Ctx, class... Coords>
+STRATA_HOST_DEVICE STRATA_FORCEINLINE void tma_reduce_add(Ctx& ctx, const tensor_map& map, const void* src, Coords... coords) {
+  static_assert(detail::has_tma<typename Ctx::target>, "TMA needs sm90+ (atom_family::tma), which the kernel's target lacks");
+  static_assert(sizeof...(Coords) >= 1 && sizeof...(Coords) <= 5, "tma_reduce_add takes 1 to 5 coordinates");
+  static_assert((std::is_convertible_v<Coords, int> && ...), "TMA coordinates are 32-bit integers");
+  const int c[5] = {static_cast<int>(coords)...};
+  if constexpr (Ctx::emulated) {
+#if !STRATA_DEVICE_PASS
+    auto& t = ctx.emulated_thread();
+    const auto* box = static_cast<const unsigned char*>(src);
+    std::size_t bytes = 0;
+    const detail::emulated_tensor_map m = detail::checked_box(t, "tma_reduce_add", box, map, int(sizeof...(Coords)), bytes);
+    if (m.element != static_cast<std::uint8_t>(tma_element::f32))
+      kernel_bug(t, "tma_reduce_add: the tensor map's elements are raw bits; a reduction needs a map made with "
+                    "tma_tensor::element = tma_element::f32 (the GPU would add them as integers)");
+    detail::for_each_box_element(m, c, std::uint32_t(box - t.block->smem), [&](std::uint32_t at, long long global) {
+      if (global < 0) return;
+      float y;
+      std::memcpy(&y, box + at, 4);
+      auto* to = reinterpret_cast<float*>(static_cast<unsigned char*>(const_cast<void*>(m.base)) + global);
+      std::atomic_ref<float>(*to).fetch_add(y, std::memory_order_relaxed);  // other blocks add beside it
+    });
+    ++t.bulk_stores_open;
+#endif
+  } else {
+    (void)ctx;
+#if STRATA_CUDA_DEVICE_PASS
+    detail::tma_reduce_add_issue<int(sizeof...(Coords))>(&map, static_cast<std::uint32_t>(__cvta_generic_to_shared(src)), c);
+#endif
+  }
+}
+
 /// cp.async.bulk.commit_group: this thread's TMA stores since the last commit form one group.
 template <class Ctx>
 STRATA_HOST_DEVICE STRATA_FORCEINLINE void tma_store_commit(Ctx& ctx) {
@@ -450,6 +524,27 @@ STRATA_HOST_DEVICE STRATA_FORCEINLINE void tma_store_wait(Ctx& ctx) {
     (void)ctx;
 #if STRATA_CUDA_DEVICE_PASS
     asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(Pending) : "memory");
+#endif
+  }
+}
+
+/// cp.async.bulk.wait_group Pending: all of this thread's committed TMA store (and reduction) groups
+/// but the `Pending` newest are complete: their writes to global memory are done, so that after a
+/// release (hierarchy/turn.hpp) another block reads them. tma_store_wait (.read) waits only for the
+/// sources to be read.
+template <int Pending, class Ctx>
+STRATA_HOST_DEVICE STRATA_FORCEINLINE void tma_store_complete(Ctx& ctx) {
+  static_assert(detail::has_tma<typename Ctx::target>, "TMA needs sm90+ (atom_family::tma), which the kernel's target lacks");
+  static_assert(Pending >= 0 && Pending <= 7, "cp.async.bulk.wait_group takes 0..7 pending groups");
+  if constexpr (Ctx::emulated) {
+#if !STRATA_DEVICE_PASS
+    auto& t = ctx.emulated_thread();
+    if (t.bulk_store_groups > std::uint32_t(Pending)) t.bulk_store_groups = std::uint32_t(Pending);
+#endif
+  } else {
+    (void)ctx;
+#if STRATA_CUDA_DEVICE_PASS
+    asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(Pending) : "memory");
 #endif
   }
 }

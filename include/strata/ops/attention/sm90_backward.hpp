@@ -25,10 +25,12 @@
 //       dV_c += P^T dO, dK_c += dS^T Q       wgmma with A from registers (sm90_wgmma_rs: the
 //                                            accumulator map is the A map), dO and Q read N-major
 //       dQ_part = dS_c K_c                   dS^T through the warpgroup's tile in shared memory (its
-//                                            rows are keys: the wgmma's M-major A), K N-major;
-//                                            added into the fp32 accumulator: atomically, or with
-//                                            options.deterministic in key-tile order (a counter per
-//                                            query tile, hierarchy/turn.hpp), warpgroup 0's part first
+//                                            rows are keys: the wgmma's M-major A), K N-major, 64
+//                                            columns at a time; each part through shared memory into
+//                                            the fp32 accumulator by TMA reductions (copy::
+//                                            tma_reduce_add), unordered, or with options.deterministic
+//                                            in key-tile order (a counter per query tile,
+//                                            hierarchy/turn.hpp), warpgroup 0's part first
 //     dK and dV stay in registers for the whole walk and are written at the end.
 // Rows past a sequence inside a box (packed or padded batches: other sequences' rows, unused rows)
 // are zeroed in shared memory before any product reads them (0 times a NaN there would be NaN);
@@ -43,6 +45,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <type_traits>
 
@@ -84,7 +87,6 @@ struct sm90_backward_kernel {
   static constexpr int producer_registers = 24, consumer_registers = 240;
   static constexpr int zero_barrier = 1;  // named barrier 1 (256): Q / dO rows past the sequence zeroed
   static constexpr int tile_barrier = 2;  // named barriers 2 and 3 (128): a warpgroup's dS^T (or K rows) written
-  static constexpr int dq_barrier = 4;    // named barrier 4 (256): deterministic dQ, warpgroup 0's part added
 
   /// S^T = K_c Q^T and dP^T = V_c dO^T: 64 keys x 64 queries, both operands K-major (D innermost).
   using st_mma = mma::sm90_64xNx16<Elem, block_m>;
@@ -103,10 +105,11 @@ struct sm90_backward_kernel {
   static constexpr std::size_t q_bytes = std::size_t(block_m) * D * sizeof(Elem);   // Q or dO, one stage
   static constexpr std::size_t ds_bytes = std::size_t(64) * block_m * sizeof(Elem); // one warpgroup's dS^T
   static constexpr std::size_t stat_bytes = std::size_t(block_m) * 4;               // LSE2 or Di, one stage
-  /// K, V, the Q and dO stages, the dS^T tiles, the statistics, and room to start on a 1024-byte
-  /// boundary (the 128-byte swizzle's period).
+  static constexpr std::size_t dq_bytes = std::size_t(block_m) * 64 * 4;            // one 64-column part of dQ, fp32
+  /// K, V, the Q and dO stages, the dS^T tiles, each warpgroup's dQ parts, the statistics, and room to
+  /// start on a 1024-byte boundary (the 128-byte swizzle's period).
   static constexpr std::size_t dynamic_shared_bytes =
-      2 * kv_bytes + 2 * stages * q_bytes + consumers * ds_bytes + 2 * stages * stat_bytes + 1024;
+      2 * kv_bytes + 2 * stages * q_bytes + consumers * ds_bytes + consumers * chunks * dq_bytes + 2 * stages * stat_bytes + 1024;
   static_assert(dynamic_shared_bytes + 256 <= arch::sm90a::shared_memory_per_block,
                 "attn::sm90_backward_kernel: the tiles do not fit in a block's shared memory");
 
@@ -121,6 +124,7 @@ struct sm90_backward_kernel {
     detail::backward_params b;
     copy::tensor_map q, k, v, dout;  // (D, seqlen, heads, batch), D innermost; packed: (D, total rows, heads, 1)
     copy::tensor_map lse2, di;       // the workspace's rows: (stat_ld, batch x heads) fp32, 64-row boxes
+    copy::tensor_map dq_acc;         // the fp32 dQ accumulator (D, seqlen_q, batch x heads): 64 x 32 boxes, added into
     int k_tiles = 0;                 // key tiles of block_n of the longest sequence
     bool zero_past = false;          // packed or padded: a box's rows past a sequence hold other data
     bool dk_pairs = false, dv_pairs = false;  // dK / dV may be written two elements per store
@@ -172,6 +176,7 @@ struct sm90_backward_kernel {
       p.v = map_of(v, block_n, k_rows, packed);
       p.lse2 = stat_map(p.b.lse2, p.b.stat_ld, static_cast<long long>(q.batch) * q.heads);
       p.di = stat_map(p.b.di, p.b.stat_ld, static_cast<long long>(q.batch) * q.heads);
+      p.dq_acc = accumulator_map(p.b.dq_accum, q.seqlen, static_cast<long long>(q.batch) * q.heads);
     }
     p.zero_past = packed || opt.seqused_q || opt.seqused_k;
     const auto pairs = [](const tensor& t) {
@@ -242,6 +247,26 @@ struct sm90_backward_kernel {
     return copy::make_tensor_map(m);
   }
 
+  /// The workspace's fp32 dQ accumulator (B x H x SQ x D, zeroed by the preprocess kernel), reduced into
+  /// by boxes of 64 rows x 32 columns (128-byte rows, swizzled: conflict-free stores of the parts).
+  static copy::tensor_map accumulator_map(const float* base, long long seqlen_q, long long batch_heads) {
+    copy::tma_tensor m;
+    m.base = base;
+    m.element_bytes = 4;
+    m.element = copy::tma_element::f32;
+    m.rank = 3;
+    m.dims[0] = D;
+    m.dims[1] = seqlen_q;
+    m.dims[2] = batch_heads;
+    m.strides[1] = static_cast<long long>(D) * 4;
+    m.strides[2] = seqlen_q * D * 4;
+    m.box[0] = 32;
+    m.box[1] = block_m;
+    m.box[2] = 1;
+    m.swizzle = copy::tma_swizzle::b128;
+    return copy::make_tensor_map(m);
+  }
+
   /// The block's shared tiles, from the 1024-byte aligned start of dynamic shared memory.
   struct tiles {
     unsigned char* k;
@@ -249,11 +274,13 @@ struct sm90_backward_kernel {
     unsigned char* q0;   // stage st at q0 + st q_bytes
     unsigned char* o0;   // dO, likewise
     unsigned char* ds0;  // warpgroup c's dS^T at ds0 + c ds_bytes
+    unsigned char* dq0;  // warpgroup c's dQ part k at dq0 + (c chunks + k) dq_bytes: two 64 x 32 boxes
     float* lse0;         // stage st at lse0 + st block_m
     float* di0;
     STRATA_HOST_DEVICE unsigned char* q(int st) const { return q0 + std::size_t(st) * q_bytes; }
     STRATA_HOST_DEVICE unsigned char* dout(int st) const { return o0 + std::size_t(st) * q_bytes; }
     STRATA_HOST_DEVICE unsigned char* ds(int c) const { return ds0 + std::size_t(c) * ds_bytes; }
+    STRATA_HOST_DEVICE unsigned char* dq(int c, int k) const { return dq0 + std::size_t(c * chunks + k) * dq_bytes; }
     STRATA_HOST_DEVICE float* lse(int st) const { return lse0 + st * block_m; }
     STRATA_HOST_DEVICE float* di(int st) const { return di0 + st * block_m; }
   };
@@ -302,7 +329,8 @@ struct sm90_backward_kernel {
     tl.q0 = tl.v + kv_bytes;
     tl.o0 = tl.q0 + stages * q_bytes;
     tl.ds0 = tl.o0 + stages * q_bytes;
-    tl.lse0 = reinterpret_cast<float*>(tl.ds0 + consumers * ds_bytes);
+    tl.dq0 = tl.ds0 + consumers * ds_bytes;
+    tl.lse0 = reinterpret_cast<float*>(tl.dq0 + consumers * chunks * dq_bytes);
     tl.di0 = tl.lse0 + stages * block_m;
     if (ctx.block().thread_rank() == 0) {
       s.kv_full.init(ctx, 1);
@@ -489,6 +517,8 @@ struct sm90_backward_kernel {
           *reinterpret_cast<std::uint32_t*>(ds_tile + ((ds_base ^ unit) + 1024u * unsigned(x % 2))) = dsr[k][x];
         }
       mma::fence_async_shared(ctx);  // generic stores, read next by the dQ wgmmas (async proxy)
+      // The dQ parts' tiles are free again once the last step's reductions have read them (long since).
+      if (leader) copy::tma_store_wait<0>(ctx);
       my_tile.sync(ctx);
       mma::wgmma_wait<0>(ctx, dv, dk);
       if (leader) s.empty[st].arrive(ctx);  // Q, dO and their rows' statistics are read
@@ -505,9 +535,10 @@ struct sm90_backward_kernel {
         for (int k = 0; k < q_steps; ++k) dq_mma::mma_async(ctx, ad.advanced(2048 * k), kd.advanced(2048 * k), dq, k > 0);
         mma::wgmma_commit(ctx);
         mma::wgmma_wait<0>(ctx, dq);
-        add_dq(ctx, p, w, h, m0, tr, c, 64 * part, dq);
+        add_dq(ctx, p, w, tl, h, m0, tr, c, part, dq);
       }
     }
+    if (leader) copy::tma_store_wait<0>(ctx);  // the last reductions have read their tiles
     store(p, w, tr, c, dk, dv);
   }
 
@@ -554,47 +585,58 @@ struct sm90_backward_kernel {
     mma::wgmma_commit(ctx);
   }
 
-  /// Adds warpgroup c's part of dQ (64 query rows from m0, columns col0 .. + 63) into the fp32 accumulator; rows
-  /// past the sequence are not added. Atomically, or (options.deterministic) in key-tile order: this
-  /// block waits for its turn on the query tile's counter (the key tiles before it that walk the tile
-  /// have added), warpgroup 0 adds, then warpgroup 1, and the turn passes on.
+  /// Adds warpgroup c's part k of dQ (64 query rows from m0, columns 64 k .. + 63) into the fp32
+  /// accumulator: through the part's tile in shared memory (two 64 x 32 boxes, 128-byte swizzled rows)
+  /// and one TMA reduction per box (the L2 adds whole lines: no atomic per element). Rows past the
+  /// sequence add zeros (dS^T is 0 there) into rows the dQ kernel never reads. Unordered by default;
+  /// with options.deterministic in key-tile order: warpgroup c's part k of the r-th key tile walking
+  /// this query tile is turn (r chunks + k) consumers + c on the tile's counter, and the reduction is
+  /// complete (its writes done) before the turn passes on.
   template <class Ctx>
-  STRATA_HOST_DEVICE static void add_dq(Ctx& ctx, const params& p, const work& w, int h, int m0, int tr, int c, int col0,
-                                        const typename dq_mma::c_fragment& dq) {
+  STRATA_HOST_DEVICE static void add_dq(Ctx& ctx, const params& p, const work& w, const tiles& tl, int h, int m0, int tr, int c,
+                                        int part, const typename dq_mma::c_fragment& dq) {
     const detail::backward_params& bp = p.b;
     const detail::forward_params& f = bp.f;
-    // Value v of the 64 x 64 part is row 16 warp + lane / 4 + 8 ((v / 2) % 2), column 8 (v / 4) +
-    // 2 (lane % 4) + v % 2 (wgmma's accumulator map): one base pointer per thread, every value at an
-    // immediate offset from it, one row test per row the thread holds.
+    // Value v is row 16 warp + lane / 4 + 8 ((v / 2) % 2), column 8 (v / 4) + 2 (lane % 4) + v % 2
+    // (wgmma's accumulator map); columns 32 b .. + 31 are box b, whose row holds them in 16-byte units
+    // XORed with the row % 8 (lane / 4). So a value pair's offset is the thread's base XOR the unit
+    // (2 (v / 4) % 8 units: 32 bytes per 8 columns), plus 1024 bytes for the second row and a box on.
     static_assert(dq_mma::c_coord(37, 0).row == 17 && dq_mma::c_coord(37, 0).col == 2 && dq_mma::c_coord(37, 3).row == 25 &&
                       dq_mma::c_coord(37, 3).col == 3 && dq_mma::c_coord(37, 4).col == 10,
-                  "dQ's adds follow wgmma's accumulator map");
-    const int row0 = 16 * (tr / 32) + (tr % 32) / 4;
-    float* const base = bp.dq_accum + ((static_cast<long long>(w.b) * f.heads + h) * f.seqlen_q + m0 + row0) * D + col0 + 2 * (tr % 4);
-    const bool row_in[2] = {row0 < w.sq.sq - m0, row0 + 8 < w.sq.sq - m0};
-    const auto add = [&](auto&& op) {
+                  "dQ's stores follow wgmma's accumulator map");
+    const int lane = tr % 32;
+    const unsigned base = span_swizzled(unsigned((16 * (tr / 32) + lane / 4) * 128 + (lane % 4) * 8), 128);
+    unsigned char* tile = tl.dq(c, part);
+    STRATA_UNROLL
+    for (int jn = 0; jn < dq_mma::c_values / 4; ++jn)
       STRATA_UNROLL
       for (int hi = 0; hi < 2; ++hi) {
-        if (!row_in[hi]) continue;
-        STRATA_UNROLL
-        for (int jn = 0; jn < dq_mma::c_values / 4; ++jn)
-          STRATA_UNROLL
-          for (int x = 0; x < 2; ++x) op(base + 8 * D * hi + 8 * jn + x, dq[4 * jn + 2 * hi + x]);
+        const unsigned at = (base ^ (unsigned(jn % 4) << 5)) + 1024u * unsigned(hi) + 8192u * unsigned(jn / 4);
+        *reinterpret_cast<copy::detail::raw_vector<8>*>(tile + at) = pair_bits(dq[4 * jn + 2 * hi], dq[4 * jn + 2 * hi + 1]);
       }
-    };
-    if (!bp.dq_turn) {
-      add([](float* at, float x) { atomic::add(at, x); });
-      return;
+    mma::fence_async_shared(ctx);  // generic stores, read next by the TMA (async proxy)
+    arch::named_barrier{tile_barrier + c, 128}.sync(ctx);
+    if (tr != 0) return;
+    const int plane = w.b * f.heads + h;
+    unsigned* turn = bp.dq_turn ? bp.dq_turn + static_cast<long long>(plane) * bp.q_tiles + m0 / block_m : nullptr;
+    const unsigned mine =
+        static_cast<unsigned>(((w.t - detail::first_key_tile(f, w.sq, m0, block_n)) * chunks + part) * consumers + c);
+    if (turn) wait_turn(ctx, turn, mine);
+    STRATA_UNROLL
+    for (int box = 0; box < 2; ++box) copy::tma_reduce_add(ctx, p.dq_acc, tile + box * 8192, 64 * part + 32 * box, m0, plane);
+    copy::tma_store_commit(ctx);
+    if (turn) {
+      copy::tma_store_complete<0>(ctx);
+      pass_turn(ctx, turn, mine + 1u, [] {}, true);
     }
-    unsigned* turn = bp.dq_turn + (static_cast<long long>(w.b) * f.heads + h) * bp.q_tiles + m0 / block_m;
-    // Every column part takes its own turn: part k of this key tile is turn chunks x (its rank) + k.
-    const unsigned mine = static_cast<unsigned>((w.t - detail::first_key_tile(f, w.sq, m0, block_n)) * chunks + col0 / 64);
-    const arch::named_barrier both{dq_barrier, 256};
-    wait_turn(ctx, turn, mine);
-    if (c == 0) add([](float* at, float x) { *at += x; });
-    both.sync(ctx);
-    if (c == 1) add([](float* at, float x) { *at += x; });
-    pass_turn(ctx, turn, mine + 1u, [&] { both.sync(ctx); }, tr == 0 && c == 0);
+  }
+
+  /// Two floats' bits as one 8-byte vector (a value pair's store).
+  STRATA_HOST_DEVICE static copy::detail::raw_vector<8> pair_bits(float x0, float x1) {
+    copy::detail::raw_vector<8> r;
+    std::memcpy(&r.w[0], &x0, 4);
+    std::memcpy(&r.w[1], &x1, 4);
+    return r;
   }
 
   /// dK and dV of this warpgroup's keys (rows past the sequence not written).

@@ -32,7 +32,8 @@ inline tensor_map encode_tensor_map(const tma_tensor& t) {
                                       "later is needed for TMA): ") + cudaGetErrorString(e));
     return reinterpret_cast<encode_fn>(fn);
   }();
-  const CUtensorMapDataType type = t.element_bytes == 1   ? CU_TENSOR_MAP_DATA_TYPE_UINT8
+  const CUtensorMapDataType type = t.element == tma_element::f32 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+                                   : t.element_bytes == 1         ? CU_TENSOR_MAP_DATA_TYPE_UINT8
                                    : t.element_bytes == 2 ? CU_TENSOR_MAP_DATA_TYPE_UINT16
                                    : t.element_bytes == 4 ? CU_TENSOR_MAP_DATA_TYPE_UINT32
                                                           : CU_TENSOR_MAP_DATA_TYPE_INT64;
