@@ -6,7 +6,7 @@
 #      the Hopper kernel, --kernel sm90, on the square and LLM shapes),
 #   2b. convolution against cuDNN (strata_bench_conv: ResNet-50 and U-Net layers, fprop/dgrad/wgrad),
 #   3. attention forward/backward/decode against PyTorch SDPA (flash and cuDNN backends), and the
-#      Hopper forward (--kernel sm90: checked against the mma.sync entry, then timed),
+#      Hopper forward and backward (--kernel sm90: checked against the mma.sync entry, then timed),
 #   4. embedding bags against the device copy bandwidth and torch.nn.functional.embedding_bag,
 # and a table of it all in $OUT/summary.md (full output in $OUT/log.txt).
 #
@@ -169,9 +169,10 @@ for c in ${attn_cfgs[@]+"${attn_cfgs[@]}"}; do
   bench 60 "Attention bf16 B=4 H=16 S=4096 $c (strata, then PyTorch SDPA)" \
     python3 benchmark/torch_attention.py --batch 4 --heads 16 --seqlen 4096 $c --dtype bf16 --strata "$BIN/strata_bench_attention"
 done
-# The Hopper forward (ops/attention/sm90_forward.hpp: TMA + wgmma, warp-specialized; issue 37), checked
-# against the mma.sync entry's O on the same inputs (its "check ... PASS" line), then timed. PyTorch's
-# figures for the same shapes are in the lines above (d256: not compared there).
+# The Hopper forward and backward (ops/attention/sm90_forward.hpp, sm90_backward.hpp: TMA + wgmma,
+# warp-specialized; issue 37), each checked against the mma.sync entry on the same inputs (its "check ...
+# PASS" lines), then timed ("fwd-sm90", "bwd-sm90"; the backward at d64 / d128). PyTorch's figures for
+# the same shapes are in the lines above (d256: not compared there).
 # The example's --check against the double reference first, on odd shapes (CUDA sm_90a builds only).
 if want attention; then
   bench 60 "Check: attention Hopper kernel bf16 d128, GQA, causal, odd shapes" "$BIN/strata_example_attention" --batch 2 \
@@ -180,13 +181,18 @@ if want attention; then
     --heads 3 --heads-k 1 --seqlen-q 200 --seqlen-k 300 --dim 64 --window 50,5 --dtype fp16 --kernel sm90 --check
   bench 60 "Check: attention Hopper kernel bf16 d256" "$BIN/strata_example_attention" --batch 1 --heads 2 --heads-k 2 \
     --seqlen-q 130 --seqlen-k 129 --dim 256 --dtype bf16 --kernel sm90 --check
+  bench 60 "Check: attention Hopper backward bf16 d128, GQA, causal, odd shapes" "$BIN/strata_example_attention" --batch 2 \
+    --heads 4 --heads-k 2 --seqlen-q 333 --seqlen-k 517 --dim 128 --causal --dtype bf16 --kernel sm90 --backward --check
+  bench 60 "Check: attention Hopper backward fp16 d64, windows, deterministic dQ" "$BIN/strata_example_attention" --batch 1 \
+    --heads 3 --heads-k 1 --seqlen-q 200 --seqlen-k 300 --dim 64 --window 50,5 --dtype fp16 --kernel sm90 --backward \
+    --deterministic --check
 fi
 sm90_attn_cfgs=("--dim 128" "--dim 128 --causal" "--dim 64" "--dim 256")
 want attention || sm90_attn_cfgs=()
 [ $QUICK -eq 1 ] && want attention && sm90_attn_cfgs=("--dim 128")
 for c in ${sm90_attn_cfgs[@]+"${sm90_attn_cfgs[@]}"}; do
   # shellcheck disable=SC2086
-  bench 60 "Attention Hopper forward bf16 B=4 H=16 S=4096 $c" \
+  bench 60 "Attention Hopper forward and backward bf16 B=4 H=16 S=4096 $c" \
     "$BIN/strata_bench_attention" --kernel sm90 --batch 4 --heads 16 --seqlen 4096 $c --dtype bf16 --reps 10
 done
 # fp8 e4m3 forward (sm90a target; PyTorch SDPA has no fp8 path to compare with), and head dim 512
