@@ -4,8 +4,8 @@
 // gradient through the same check as every other backward (grad_support.hpp: poisoned outputs, rows
 // past the sequence untouched): head dims 64 and 128, f16 and bf16, partial key blocks and query
 // tiles, several of each, GQA / MQA, BHSD, causal masks of both alignments, windows, sinks and their
-// gradient, packed and padded batches (NaN in the padding), the deterministic dQ (bitwise the same
-// under other schedules), then what it refuses, by name.
+// gradient, soft-cap, ALiBi and dropout (the form with extras), packed and padded batches (NaN in the
+// padding), the deterministic dQ (bitwise the same under other schedules), then what it refuses, by name.
 #include "grad_support.hpp"
 
 #include <cstring>
@@ -87,6 +87,30 @@ TEST_CASE("Hopper attention backward: GQA and MQA groups, sinks and their gradie
   check_sm90<bf16, 128>(c);
 }
 
+TEST_CASE("Hopper attention backward: soft-cap, ALiBi, dropout (the form with extras)", "[attention][backward][sm90]") {
+  spec cap{.batch = 1, .heads = 2, .heads_k = 1, .sq = 100, .sk = 190, .seed = 61};
+  cap.opt.softcap = 0.5f;  // logits of a few units against a cap of 0.5: tanh saturates, its derivative matters
+  cap.opt.scale = 1.f;
+  cap.opt.causal = true;
+  check_sm90<bf16, 128>(cap);
+  spec alibi{.batch = 2, .heads = 2, .heads_k = 2, .sq = 70, .sk = 140, .seed = 62};
+  alibi.alibi = {0.25f, 0.0625f};
+  alibi.opt.window_left = 50;
+  check_sm90<f16, 64>(alibi);
+  spec drop{.batch = 1, .heads = 2, .heads_k = 1, .sq = 90, .sk = 200, .seed = 63};
+  drop.opt.dropout_p = 0.2f;
+  drop.opt.seed = 1234;
+  drop.opt.offset = 77;
+  check_sm90<bf16, 128>(drop);
+  spec all{.batch = 2, .heads = 4, .heads_k = 2, .sq = 65, .sk = 129, .varlen = true, .seed = 64};
+  all.opt.softcap = 8.f;
+  all.alibi = {0.5f, 0.25f, 0.125f, 0.0625f};
+  all.opt.dropout_p = 0.1f;
+  all.opt.seed = 99;
+  all.opt.deterministic = true;
+  check_sm90<f16, 64>(all);
+}
+
 TEST_CASE("Hopper attention backward: packed and padded batches, NaN in the padding", "[attention][backward][sm90]") {
   spec packed{.batch = 3, .heads = 2, .heads_k = 1, .sq = 90, .sk = 150, .varlen = true, .seed = 41};
   check_sm90<bf16, 128>(packed);
@@ -136,12 +160,16 @@ TEST_CASE("Hopper attention backward: what it refuses, by name", "[attention][ba
   const auto run = [&](const A::options& o, const A::tensor& q) {
     A::run_sm90_backward<bf16, 128>(s, q, t(1), t(2), t(3), t(4), t(5), t(6), t(7), o, {ws.data(), bytes});
   };
+  // The short form refuses the extras, naming the form that takes them.
+  const auto short_form = [&](const A::options& o) {
+    (void)A::sm90_backward_kernel<bf16, 128>::make_params(t(0), t(1), t(2), t(3), t(4), t(5), t(6), t(7), o, {ws.data(), bytes});
+  };
   A::options cap = opt;
   cap.softcap = 30.f;
-  CHECK_THROWS_WITH(run(cap, t(0)), Contains("options.softcap"));
+  CHECK_THROWS_WITH(short_form(cap), Contains("options.softcap") && Contains("sm90_backward_kernel<Elem, D, true>"));
   A::options drop = opt;
   drop.dropout_p = 0.1f;
-  CHECK_THROWS_WITH(run(drop, t(0)), Contains("options.dropout_p"));
+  CHECK_THROWS_WITH(short_form(drop), Contains("options.dropout_p"));
   A::tensor odd = t(0);
   odd.data = p + 1;  // not 16-byte aligned
   CHECK_THROWS_WITH(run(opt, odd), Contains("q"));

@@ -2,6 +2,7 @@
 // strata/arch/schedule.hpp -- pinning the order of a loop's phases against the compiler's scheduler.
 //
 //   strata::arch::scheduling_fence();   // nothing is moved across this point by the scheduler
+//   const unsigned b = strata::arch::opaque(base);   // what the loop derives from b stays in the loop
 //
 // A register-staged K loop issues the next step's global loads, then the current step's MMAs, then
 // writes the loaded registers to shared memory. clang's AMDGPU scheduler is free to move the loads
@@ -21,6 +22,20 @@ STRATA_HOST_DEVICE STRATA_FORCEINLINE void scheduling_fence() {
 #if STRATA_HIP_DEVICE_PASS
   __builtin_amdgcn_sched_barrier(0);
 #endif
+}
+
+/// x, which the compiler must take as unknown at this point: what a loop derives from it is worked out
+/// in the loop instead of hoisted before it and kept live through the whole loop. For values that are
+/// cheap to recompute and many (the Hopper attention backward's 16 swizzled store offsets, one XOR
+/// each, spilled when nvcc hoisted them). On CUDA an empty asm that claims to change the register; it
+/// emits no instruction. Elsewhere x as it is.
+template <class T>
+STRATA_HOST_DEVICE STRATA_FORCEINLINE T opaque(T x) {
+  static_assert(sizeof(T) == 4, "arch::opaque takes 32-bit values");
+#if STRATA_CUDA_DEVICE_PASS
+  asm volatile("" : "+r"(x));
+#endif
+  return x;
 }
 
 }  // namespace strata::arch

@@ -38,8 +38,9 @@
 //
 // Takes: f16 / bf16, head dim 64 or 128 (V the same), BSHD or BHSD with 16-byte aligned rows, GQA /
 // MQA, causal masks of both alignments, sliding windows, sinks (and their gradient), packed (with
-// options.total_q / total_k) and padded batches, options.deterministic. Refuses, by name: soft-cap,
-// ALiBi and dropout; score / mask mods have no form of it. strata::attention_backward does not pick
+// options.total_q / total_k) and padded batches, options.deterministic; soft-cap, ALiBi and dropout
+// (its mask bit for bit the forward's) in the form with Extras (run_sm90_backward picks it; the form
+// without them refuses those options by name). Score / mask mods have no form of it. strata::attention_backward does not pick
 // this kernel yet: it has not run on a GPU (docs/attention.md).
 #pragma once
 
@@ -55,6 +56,7 @@
 #include "strata/arch/named_barrier.hpp"
 #include "strata/arch/narrow.hpp"
 #include "strata/arch/registers.hpp"
+#include "strata/arch/schedule.hpp"
 #include "strata/copy/detail/vector_types.hpp"
 #include "strata/copy/tma.hpp"
 #include "strata/hierarchy/turn.hpp"
@@ -66,7 +68,9 @@
 
 namespace strata::attn {
 
-template <class Elem, int D>
+/// Extras: soft-cap, ALiBi and dropout compiled in (the logit formed in natural units, as the other
+/// backward kernels do); without them P^T is one FFMA and one ex2 per score.
+template <class Elem, int D, bool Extras = false>
 struct sm90_backward_kernel {
   static_assert(std::is_same_v<Elem, f16> || std::is_same_v<Elem, bf16>, "attn::sm90_backward_kernel takes f16 or bf16");
   static_assert(D == 64 || D == 128, "attn::sm90_backward_kernel: head dim 64 or 128");
@@ -130,8 +134,9 @@ struct sm90_backward_kernel {
     bool dk_pairs = false, dv_pairs = false;  // dK / dV may be written two elements per store
   };
 
-  /// The first option, by its name, that this kernel does not take, or null.
-  static const char* refused_option(const options& opt) {
+  /// The first option, by its name, that only the form with extras takes (soft-cap, ALiBi, dropout),
+  /// or null: what run_sm90_backward chooses the form by, and what the short form refuses.
+  static const char* extra_option(const options& opt) {
     return opt.softcap > 0.f ? "options.softcap" : opt.alibi_slopes ? "options.alibi_slopes"
                              : opt.dropout_p > 0.f ? "options.dropout_p" : nullptr;
   }
@@ -148,7 +153,9 @@ struct sm90_backward_kernel {
     if (q.dim != D || v.dim != D)
       throw invalid_argument(op, "q", "head dims " + detail::num(q.dim) + "/" + detail::num(v.dim) + " do not match this kernel's " +
                                           detail::num(D) + "/" + detail::num(D));
-    if (const char* refused = refused_option(opt)) throw unsupported(op + ": " + refused + " is not taken by the Hopper backward yet");
+    if (const char* extra = extra_option(opt); !Extras && extra)
+      throw unsupported(op + ": " + extra + " needs the kernel form with extras, sm90_backward_kernel<Elem, D, true> "
+                                            "(attn::run_sm90_backward picks it)");
     const bool packed = opt.cu_seqlens_q != nullptr;
     if (packed && opt.total_q <= 0)
       throw invalid_argument(op, "options.total_q", "must be the packed row count of q: the Hopper backward reads packed Q and dO by TMA");
@@ -447,6 +454,13 @@ struct sm90_backward_kernel {
       const bool interior = all_visible(wn, sq, kj0, m0);
       const float* lse2 = tl.lse(st);
       const float* di = tl.di(st);
+      if constexpr (Extras) {
+        // The dropout mask's bits while S^T and dP^T are on the tensor cores (the Philox rounds then do
+        // not sit beside the element work's registers).
+        const std::uint32_t kept = f.dropout_p > 0.f ? dropout_bits(p, w, lane, j0, h, m0) : ~0u;
+        mma::wgmma_wait<0>(ctx, sc, dp);
+        extras_elements(p, w, wn, lane, j0, h, m0, interior, kept, lse2, di, sc, dp);
+      } else {
       mma::wgmma_wait<1>(ctx, sc);
       // P^T = 2^(S^T c - LSE2); value v is key slot (v / 2) % 2, query column 8 (v / 4) + 2 (lane % 4) + v % 2.
       if (interior) {
@@ -474,6 +488,7 @@ struct sm90_backward_kernel {
       for (int v = 0; v < st_mma::c_values; ++v) {
         const float x = sc[v] * (dp[v] - di[st_mma::c_coord(lane, v).col]) * f.scale;
         dp[v] = interior || sc[v] != 0.f ? x : 0.f;
+      }
       }
       // Both rounded in place: accumulator values 8 k .. 8 k + 7 are the A fragment of k16 step k.
       typename grad_mma::a_registers pr[q_steps], dsr[q_steps];
@@ -508,13 +523,15 @@ struct sm90_backward_kernel {
       // and the next: 16-byte unit 2 k + x / 2 of the row, XORed with the row's (lane / 4) under the
       // swizzle. So every store is one base XOR an immediate (plus 1024 bytes for the second row),
       // not sixteen offsets kept live through the loop (which spilled).
+      // (arch::opaque: the eight offsets are worked out here each step, not hoisted and kept live.)
       unsigned char* ds_tile = tl.ds(c);
+      const unsigned ds_at = arch::opaque(ds_base);
       STRATA_UNROLL
       for (int k = 0; k < q_steps; ++k)
         STRATA_UNROLL
         for (int x = 0; x < 4; ++x) {
           const unsigned unit = unsigned(2 * k + x / 2) << 4;
-          *reinterpret_cast<std::uint32_t*>(ds_tile + ((ds_base ^ unit) + 1024u * unsigned(x % 2))) = dsr[k][x];
+          *reinterpret_cast<std::uint32_t*>(ds_tile + ((ds_at ^ unit) + 1024u * unsigned(x % 2))) = dsr[k][x];
         }
       mma::fence_async_shared(ctx);  // generic stores, read next by the dQ wgmmas (async proxy)
       // The dQ parts' tiles are free again once the last step's reductions have read them (long since).
@@ -568,6 +585,65 @@ struct sm90_backward_kernel {
     if (wn.right >= 0 && kj0 + 63 - sq.off - wn.right > m0) return false;
     if (wn.left >= 0 && kj0 - sq.off + wn.left + 1 < m0 + block_m) return false;
     return true;
+  }
+
+  /// The forward's dropout mask at this thread's 32 scores, bit v for accumulator value v (1: kept).
+  /// Key rows j and j + 8 of a thread share a 64-key group and a (j / 2) % 4, so one Philox call per
+  /// query column gives both of its bytes (philox.hpp: the mask bit for bit the other kernels').
+  STRATA_HOST_DEVICE static std::uint32_t dropout_bits(const params& p, const work& w, int lane, int j0, int h, int m0) {
+    const detail::forward_params& f = p.b.f;
+    static_assert(rows::row_of(0, 1) - rows::row_of(0, 0) == 8, "a thread's two key rows are 8 apart: one dropout draw");
+    const int j = j0 + rows::row_of(lane, 0);
+    std::uint32_t bits = 0;
+    STRATA_UNROLL
+    for (int jn = 0; jn < st_mma::c_values / 4; ++jn)
+      STRATA_UNROLL
+      for (int x = 0; x < 2; ++x) {
+        const int i = m0 + st_mma::c_coord(lane, 4 * jn + x).col;
+        const philox_u32x4 draw = dropout_draw(f.seed, f.offset, w.b, f.heads, h, i, dropout_group_of(j));
+        STRATA_UNROLL
+        for (int r = 0; r < 2; ++r)
+          bits |= std::uint32_t(dropout_byte(draw, dropout_byte_of(j + 8 * r)) >= f.dropout_threshold) << (4 * jn + 2 * r + x);
+      }
+    return bits;
+  }
+
+  /// P^T with dropout applied (what multiplied V in the forward: dV's A operand) into sc and dS^T into
+  /// dp, from the scores and dP^T, with soft-cap, ALiBi and dropout (Extras), as backward_mma.hpp forms
+  /// them: x = scale s, soft-capped (its derivative 1 - tanh^2 into dS), ALiBi's distance subtracted;
+  /// P = 2^(x log2 e - LSE2); dS = P (dP Z / (1 - r) - Di) dfac, Z the forward's dropout mask (`kept`,
+  /// dropout_bits).
+  STRATA_HOST_DEVICE static void extras_elements(const params& p, const work& w, const windows& wn, int lane, int j0, int h, int m0,
+                                                 bool interior, std::uint32_t kept, const float* lse2, const float* di,
+                                                 typename st_mma::c_fragment& sc, typename st_mma::c_fragment& dp) {
+    const detail::forward_params& f = p.b.f;
+    constexpr float log2e = 1.4426950408889634f;
+    const float inv_softcap = f.softcap > 0.f ? 1.f / f.softcap : 0.f;
+    const float slope = f.alibi ? f.alibi[h] : 0.f;
+    const float drop_scale = f.dropout_p > 0.f ? dropout_scale(f.dropout_threshold) : 1.f;
+    int i_lo[2], i_span[2], j[2];
+    STRATA_UNROLL
+    for (int r = 0; r < 2; ++r) {
+      j[r] = j0 + rows::row_of(lane, r);
+      visible_queries(wn, w.sq, j[r], i_lo[r], i_span[r]);
+    }
+    STRATA_UNROLL
+    for (int v = 0; v < st_mma::c_values; ++v) {
+      const int col = st_mma::c_coord(lane, v).col, r = rows::slot_of(v % 4), i = m0 + col;
+      const bool keep = interior || static_cast<unsigned>(i - i_lo[r]) < static_cast<unsigned>(i_span[r]);
+      float y = sc[v] * f.scale, dfac = f.scale;
+      if (f.softcap > 0.f) {
+        const float th = arch::tanh_fast(y * inv_softcap);  // the forward's
+        y = f.softcap * th;
+        dfac *= 1.f - th * th;
+      }
+      const int dist = i + w.sq.off - j[r];
+      y -= slope * static_cast<float>(dist < 0 ? -dist : dist);
+      const float pr = keep ? arch::exp2_approx(::fmaf(y, log2e, -lse2[col])) : 0.f;
+      const bool z = (kept >> v) & 1u;  // all ones without dropout (drop_scale 1)
+      dp[v] = keep ? pr * ((z ? dp[v] * drop_scale : 0.f) - di[col]) * dfac : 0.f;
+      sc[v] = z ? pr * drop_scale : 0.f;
+    }
   }
 
   /// The 16-byte-row swizzled operand chains of S^T (dP^T): A = warpgroup c's 64 rows of K (V), B = the
@@ -666,22 +742,27 @@ struct sm90_backward_kernel {
   }
 };
 
-/// The Hopper backward for (Elem, D) on `s`: the preprocess kernel, sm90_backward_kernel, the dQ
-/// conversion and the sink gradient. `ws` holds attention_backward_workspace_size<arch::sm90a>(q, k,
+/// The Hopper backward for (Elem, D) on `s`: the preprocess kernel, sm90_backward_kernel (the form with
+/// soft-cap, ALiBi and dropout compiled in when the options ask for any, the shorter one otherwise),
+/// the dQ conversion and the sink gradient. `ws` holds attention_backward_workspace_size<arch::sm90a>(q, k,
 /// v, opt) bytes. Throws what sm90_backward_kernel::make_params throws, and what
 /// strata::attention_backward throws for overlapping pointers.
 template <class Elem, int D>
 void run_sm90_backward(stream& s, const tensor& q, const tensor& k, const tensor& v, const tensor& o, const tensor& dout,
                        const tensor& dq, const tensor& dk, const tensor& dv, const options& opt, workspace ws) {
-  using K = sm90_backward_kernel<Elem, D>;
-  const std::string op = "strata::attn::sm90_backward_kernel";
-  const auto p = K::make_params(q, k, v, o, dout, dq, dk, dv, opt, ws);
-  const long long rows = static_cast<long long>(q.batch) * q.heads * q.seqlen;
-  if (K::blocks_of(p) > 0x7fffffffLL || rows > 0x7fffffffLL) throw invalid_argument(op, "q", "is too large for one grid");
-  detail::backward_pointers(op, q, k, v, o, dout, dq, dk, dv, opt, ws, attention_backward_workspace_size<arch::sm90a>(q, k, v, opt)).check();
-  detail::launch_backward_around<Elem, D, D, arch::sm90a>(s, p.b, [&] {
-    if (K::blocks_of(p) > 0) launch(s, K::launch_shape_of(p), K{}, p);
-  });
+  const auto run = [&](auto kernel) {
+    using K = decltype(kernel);
+    const std::string op = "strata::attn::sm90_backward_kernel";
+    const auto p = K::make_params(q, k, v, o, dout, dq, dk, dv, opt, ws);
+    const long long rows = static_cast<long long>(q.batch) * q.heads * q.seqlen;
+    if (K::blocks_of(p) > 0x7fffffffLL || rows > 0x7fffffffLL) throw invalid_argument(op, "q", "is too large for one grid");
+    detail::backward_pointers(op, q, k, v, o, dout, dq, dk, dv, opt, ws, attention_backward_workspace_size<arch::sm90a>(q, k, v, opt)).check();
+    detail::launch_backward_around<Elem, D, D, arch::sm90a>(s, p.b, [&] {
+      if (K::blocks_of(p) > 0) launch(s, K::launch_shape_of(p), kernel, p);
+    });
+  };
+  if (sm90_backward_kernel<Elem, D, false>::extra_option(opt)) run(sm90_backward_kernel<Elem, D, true>{});
+  else run(sm90_backward_kernel<Elem, D, false>{});
 }
 
 }  // namespace strata::attn
