@@ -71,6 +71,20 @@ struct tma_wgmma_kernel {
   }
 };
 
+/// The block's dynamic shared memory from its first 1024-byte boundary (the 128-byte swizzle's period),
+/// and that boundary's shared address.
+struct aligned_stage {
+  unsigned char* stage;
+  std::uint32_t address;
+  template <class Ctx>
+  STRATA_HOST_DEVICE explicit aligned_stage(Ctx& ctx) {
+    unsigned char* dyn = ctx.template dynamic_shared<unsigned char>();
+    const std::uint32_t base = strata::mma::smem_descriptor::of(ctx, dyn, strata::mma::wgmma_swizzle::none, 0, 0).address();
+    stage = dyn + (1024 - base % 1024) % 1024;
+    address = base + std::uint32_t(stage - dyn);
+  }
+};
+
 struct store_params {
   strata::copy::tensor_map map;  // rows x cols of u16, boxes of box_rows x box_cols
   int c0, r0;            // the box's coordinates (column, row)
@@ -87,10 +101,9 @@ struct store_kernel {
   static constexpr const char* name = "store_kernel";
   template <class Ctx>
   STRATA_HOST_DEVICE void operator()(Ctx& ctx, const store_params& p) const {
-    unsigned char* dyn = ctx.template dynamic_shared<unsigned char>();
-    const std::uint32_t base = strata::mma::smem_descriptor::of(ctx, dyn, strata::mma::wgmma_swizzle::none, 0, 0).address();
-    unsigned char* stage = dyn + (1024 - base % 1024) % 1024;
-    const std::uint32_t address = base + std::uint32_t(stage - dyn);
+    const aligned_stage at(ctx);
+    unsigned char* stage = at.stage;
+    const std::uint32_t address = at.address;
     const int elements = p.box_rows * p.box_cols;
     for (int e = ctx.block().thread_rank(); e < elements; e += ctx.block().size()) {
       const std::uint16_t v = std::uint16_t(1000 + e);
@@ -123,10 +136,9 @@ struct reduce_kernel {
   static constexpr const char* name = "reduce_kernel";
   template <class Ctx>
   STRATA_HOST_DEVICE void operator()(Ctx& ctx, const reduce_params& p) const {
-    unsigned char* dyn = ctx.template dynamic_shared<unsigned char>();
-    const std::uint32_t base = strata::mma::smem_descriptor::of(ctx, dyn, strata::mma::wgmma_swizzle::none, 0, 0).address();
-    unsigned char* stage = dyn + (1024 - base % 1024) % 1024;
-    const std::uint32_t address = base + std::uint32_t(stage - dyn);
+    const aligned_stage at(ctx);
+    unsigned char* stage = at.stage;
+    const std::uint32_t address = at.address;
     const int b = int(ctx.block().rank());
     const int elements = p.box_rows * p.box_cols;
     for (int e = ctx.block().thread_rank(); e < elements; e += ctx.block().size()) {

@@ -367,28 +367,74 @@ STRATA_HOST_DEVICE STRATA_FORCEINLINE void tma_load_multicast(Ctx& ctx, void* ds
 }
 
 namespace detail {
-/// The bulk tensor store's PTX, for 1 to 5 coordinates.
-template <int Rank>
-STRATA_DEVICE STRATA_FORCEINLINE void tma_store_issue(const tensor_map* map, std::uint32_t src, const int* c) {
+/// What a bulk tensor write from shared memory does with the tensor's elements.
+enum class bulk_write { store, reduce_add };
+
+/// The bulk tensor store's or reduction's PTX, for 1 to 5 coordinates.
+template <bulk_write Op, int Rank>
+STRATA_DEVICE STRATA_FORCEINLINE void tma_write_issue(const tensor_map* map, std::uint32_t src, const int* c) {
 #if STRATA_CUDA_DEVICE_PASS
-#define STRATA_TMA_STORE_ASM(dims, coords, ...)                                                                       \
-  asm volatile("cp.async.bulk.tensor." dims ".global.shared::cta.bulk_group [%0, {" coords "}], [%1];\n" ::"l"(map), \
-               "r"(src), __VA_ARGS__ : "memory");
+#define STRATA_TMA_WRITE_ASM(dims, coords, ...)                                                                          \
+  if constexpr (Op == bulk_write::store)                                                                               \
+    asm volatile("cp.async.bulk.tensor." dims ".global.shared::cta.bulk_group [%0, {" coords "}], [%1];\n" ::"l"(map),  \
+                 "r"(src), __VA_ARGS__ : "memory");                                                                    \
+  else                                                                                                                 \
+    asm volatile("cp.reduce.async.bulk.tensor." dims ".global.shared::cta.add.tile.bulk_group [%0, {" coords "}], [%1];\n" \
+                 ::"l"(map), "r"(src), __VA_ARGS__ : "memory");
   if constexpr (Rank == 1) {
-    STRATA_TMA_STORE_ASM("1d", "%2", "r"(c[0]))
+    STRATA_TMA_WRITE_ASM("1d", "%2", "r"(c[0]))
   } else if constexpr (Rank == 2) {
-    STRATA_TMA_STORE_ASM("2d", "%2, %3", "r"(c[0]), "r"(c[1]))
+    STRATA_TMA_WRITE_ASM("2d", "%2, %3", "r"(c[0]), "r"(c[1]))
   } else if constexpr (Rank == 3) {
-    STRATA_TMA_STORE_ASM("3d", "%2, %3, %4", "r"(c[0]), "r"(c[1]), "r"(c[2]))
+    STRATA_TMA_WRITE_ASM("3d", "%2, %3, %4", "r"(c[0]), "r"(c[1]), "r"(c[2]))
   } else if constexpr (Rank == 4) {
-    STRATA_TMA_STORE_ASM("4d", "%2, %3, %4, %5", "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]))
+    STRATA_TMA_WRITE_ASM("4d", "%2, %3, %4, %5", "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]))
   } else {
-    STRATA_TMA_STORE_ASM("5d", "%2, %3, %4, %5, %6", "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]))
+    STRATA_TMA_WRITE_ASM("5d", "%2, %3, %4, %5, %6", "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]))
   }
-#undef STRATA_TMA_STORE_ASM
+#undef STRATA_TMA_WRITE_ASM
 #else
   (void)map, (void)src, (void)c;
 #endif
+}
+
+/// tma_store and tma_reduce_add: the box from shared memory into the tensor. On the emulator at issue,
+/// element by element (outside the tensor skipped), as one more open bulk store of the thread.
+template <bulk_write Op, class Ctx, class... Coords>
+STRATA_HOST_DEVICE STRATA_FORCEINLINE void tma_write(Ctx& ctx, const char* op, const tensor_map& map, const void* src,
+                                                    Coords... coords) {
+  static_assert(has_tma<typename Ctx::target>, "TMA needs sm90+ (atom_family::tma), which the kernel's target lacks");
+  static_assert(sizeof...(Coords) >= 1 && sizeof...(Coords) <= 5, "a TMA store or reduction takes 1 to 5 coordinates");
+  static_assert((std::is_convertible_v<Coords, int> && ...), "TMA coordinates are 32-bit integers");
+  const int c[5] = {static_cast<int>(coords)...};
+  if constexpr (Ctx::emulated) {
+#if !STRATA_DEVICE_PASS
+    auto& t = ctx.emulated_thread();
+    const auto* box = static_cast<const unsigned char*>(src);
+    std::size_t bytes = 0;
+    const emulated_tensor_map m = checked_box(t, op, box, map, int(sizeof...(Coords)), bytes);
+    if (Op == bulk_write::reduce_add && m.element != static_cast<std::uint8_t>(tma_element::f32))
+      kernel_bug(t, std::string(op) + ": the tensor map's elements are raw bits; a reduction needs a map made with "
+                                      "tma_tensor::element = tma_element::f32 (the GPU would add them as integers)");
+    unsigned char* base = static_cast<unsigned char*>(const_cast<void*>(m.base));
+    for_each_box_element(m, c, std::uint32_t(box - t.block->smem), [&](std::uint32_t at, long long global) {
+      if (global < 0) return;
+      if constexpr (Op == bulk_write::store) {
+        std::memcpy(base + global, box + at, m.element_bytes);
+      } else {
+        float y;
+        std::memcpy(&y, box + at, 4);
+        std::atomic_ref<float>(*reinterpret_cast<float*>(base + global)).fetch_add(y, std::memory_order_relaxed);  // other blocks add beside it
+      }
+    });
+    ++t.bulk_stores_open;
+#endif
+  } else {
+    (void)ctx, (void)op;
+#if STRATA_CUDA_DEVICE_PASS
+    tma_write_issue<Op, int(sizeof...(Coords))>(&map, static_cast<std::uint32_t>(__cvta_generic_to_shared(src)), c);
+#endif
+  }
 }
 }  // namespace detail
 
@@ -404,54 +450,8 @@ STRATA_DEVICE STRATA_FORCEINLINE void tma_store_issue(const tensor_map* map, std
 /// waited for is a kernel bug at thread exit; writes into the source before the wait are not seen.
 template <class Ctx, class... Coords>
 STRATA_HOST_DEVICE STRATA_FORCEINLINE void tma_store(Ctx& ctx, const tensor_map& map, const void* src, Coords... coords) {
-  static_assert(detail::has_tma<typename Ctx::target>, "TMA needs sm90+ (atom_family::tma), which the kernel's target lacks");
-  static_assert(sizeof...(Coords) >= 1 && sizeof...(Coords) <= 5, "tma_store takes 1 to 5 coordinates");
-  static_assert((std::is_convertible_v<Coords, int> && ...), "TMA coordinates are 32-bit integers");
-  const int c[5] = {static_cast<int>(coords)...};
-  if constexpr (Ctx::emulated) {
-#if !STRATA_DEVICE_PASS
-    auto& t = ctx.emulated_thread();
-    const auto* box = static_cast<const unsigned char*>(src);
-    std::size_t bytes = 0;
-    const detail::emulated_tensor_map m = detail::checked_box(t, "tma_store", box, map, int(sizeof...(Coords)), bytes);
-    detail::for_each_box_element(m, c, std::uint32_t(box - t.block->smem), [&](std::uint32_t at, long long global) {
-      if (global >= 0) std::memcpy(static_cast<unsigned char*>(const_cast<void*>(m.base)) + global, box + at, m.element_bytes);
-    });
-    ++t.bulk_stores_open;
-#endif
-  } else {
-    (void)ctx;
-#if STRATA_CUDA_DEVICE_PASS
-    detail::tma_store_issue<int(sizeof...(Coords))>(&map, static_cast<std::uint32_t>(__cvta_generic_to_shared(src)), c);
-#endif
-  }
+  detail::tma_write<detail::bulk_write::store>(ctx, "tma_store", map, src, coords...);
 }
-
-namespace detail {
-/// The bulk tensor reduction's PTX (.add; the element type is the map's), for 1 to 5 coordinates.
-template <int Rank>
-STRATA_DEVICE STRATA_FORCEINLINE void tma_reduce_add_issue(const tensor_map* map, std::uint32_t src, const int* c) {
-#if STRATA_CUDA_DEVICE_PASS
-#define STRATA_TMA_REDUCE_ASM(dims, coords, ...)                                                                          \
-  asm volatile("cp.reduce.async.bulk.tensor." dims ".global.shared::cta.add.tile.bulk_group [%0, {" coords "}], [%1];\n" \
-               ::"l"(map), "r"(src), __VA_ARGS__ : "memory");
-  if constexpr (Rank == 1) {
-    STRATA_TMA_REDUCE_ASM("1d", "%2", "r"(c[0]))
-  } else if constexpr (Rank == 2) {
-    STRATA_TMA_REDUCE_ASM("2d", "%2, %3", "r"(c[0]), "r"(c[1]))
-  } else if constexpr (Rank == 3) {
-    STRATA_TMA_REDUCE_ASM("3d", "%2, %3, %4", "r"(c[0]), "r"(c[1]), "r"(c[2]))
-  } else if constexpr (Rank == 4) {
-    STRATA_TMA_REDUCE_ASM("4d", "%2, %3, %4, %5", "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]))
-  } else {
-    STRATA_TMA_REDUCE_ASM("5d", "%2, %3, %4, %5, %6", "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]))
-  }
-#undef STRATA_TMA_REDUCE_ASM
-#else
-  (void)map, (void)src, (void)c;
-#endif
-}
-}  // namespace detail
 
 /// Adds the box at `coords` from `src` in this block's shared memory (laid out as tma_store reads it)
 /// into the tensor, element by element: the fp32 partial sums of several blocks into one accumulator
@@ -462,34 +462,7 @@ STRATA_DEVICE STRATA_FORCEINLINE void tma_reduce_add_issue(const tensor_map* map
 /// before another block may read the sums). On the emulator the addition happens at issue.
 template <class Ctx, class... Coords>
 STRATA_HOST_DEVICE STRATA_FORCEINLINE void tma_reduce_add(Ctx& ctx, const tensor_map& map, const void* src, Coords... coords) {
-  static_assert(detail::has_tma<typename Ctx::target>, "TMA needs sm90+ (atom_family::tma), which the kernel's target lacks");
-  static_assert(sizeof...(Coords) >= 1 && sizeof...(Coords) <= 5, "tma_reduce_add takes 1 to 5 coordinates");
-  static_assert((std::is_convertible_v<Coords, int> && ...), "TMA coordinates are 32-bit integers");
-  const int c[5] = {static_cast<int>(coords)...};
-  if constexpr (Ctx::emulated) {
-#if !STRATA_DEVICE_PASS
-    auto& t = ctx.emulated_thread();
-    const auto* box = static_cast<const unsigned char*>(src);
-    std::size_t bytes = 0;
-    const detail::emulated_tensor_map m = detail::checked_box(t, "tma_reduce_add", box, map, int(sizeof...(Coords)), bytes);
-    if (m.element != static_cast<std::uint8_t>(tma_element::f32))
-      kernel_bug(t, "tma_reduce_add: the tensor map's elements are raw bits; a reduction needs a map made with "
-                    "tma_tensor::element = tma_element::f32 (the GPU would add them as integers)");
-    detail::for_each_box_element(m, c, std::uint32_t(box - t.block->smem), [&](std::uint32_t at, long long global) {
-      if (global < 0) return;
-      float y;
-      std::memcpy(&y, box + at, 4);
-      auto* to = reinterpret_cast<float*>(static_cast<unsigned char*>(const_cast<void*>(m.base)) + global);
-      std::atomic_ref<float>(*to).fetch_add(y, std::memory_order_relaxed);  // other blocks add beside it
-    });
-    ++t.bulk_stores_open;
-#endif
-  } else {
-    (void)ctx;
-#if STRATA_CUDA_DEVICE_PASS
-    detail::tma_reduce_add_issue<int(sizeof...(Coords))>(&map, static_cast<std::uint32_t>(__cvta_generic_to_shared(src)), c);
-#endif
-  }
+  detail::tma_write<detail::bulk_write::reduce_add>(ctx, "tma_reduce_add", map, src, coords...);
 }
 
 /// cp.async.bulk.commit_group: this thread's TMA stores since the last commit form one group.
@@ -509,23 +482,32 @@ STRATA_HOST_DEVICE STRATA_FORCEINLINE void tma_store_commit(Ctx& ctx) {
   }
 }
 
-/// cp.async.bulk.wait_group.read Pending: all of this thread's committed TMA store groups but the
-/// `Pending` newest have read their shared-memory sources.
-template <int Pending, class Ctx>
-STRATA_HOST_DEVICE STRATA_FORCEINLINE void tma_store_wait(Ctx& ctx) {
-  static_assert(detail::has_tma<typename Ctx::target>, "TMA needs sm90+ (atom_family::tma), which the kernel's target lacks");
+namespace detail {
+/// cp.async.bulk.wait_group[.read] Pending, for tma_store_wait (Read) and tma_store_complete.
+template <bool Read, int Pending, class Ctx>
+STRATA_HOST_DEVICE STRATA_FORCEINLINE void bulk_wait(Ctx& ctx) {
+  static_assert(has_tma<typename Ctx::target>, "TMA needs sm90+ (atom_family::tma), which the kernel's target lacks");
   static_assert(Pending >= 0 && Pending <= 7, "cp.async.bulk.wait_group takes 0..7 pending groups");
   if constexpr (Ctx::emulated) {
 #if !STRATA_DEVICE_PASS
-    auto& t = ctx.emulated_thread();
+    auto& t = ctx.emulated_thread();  // the emulator's stores and reductions are done at issue
     if (t.bulk_store_groups > std::uint32_t(Pending)) t.bulk_store_groups = std::uint32_t(Pending);
 #endif
   } else {
     (void)ctx;
 #if STRATA_CUDA_DEVICE_PASS
-    asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(Pending) : "memory");
+    if constexpr (Read) asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(Pending) : "memory");
+    else asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(Pending) : "memory");
 #endif
   }
+}
+}  // namespace detail
+
+/// cp.async.bulk.wait_group.read Pending: all of this thread's committed TMA store groups but the
+/// `Pending` newest have read their shared-memory sources.
+template <int Pending, class Ctx>
+STRATA_HOST_DEVICE STRATA_FORCEINLINE void tma_store_wait(Ctx& ctx) {
+  detail::bulk_wait<true, Pending>(ctx);
 }
 
 /// cp.async.bulk.wait_group Pending: all of this thread's committed TMA store (and reduction) groups
@@ -534,19 +516,7 @@ STRATA_HOST_DEVICE STRATA_FORCEINLINE void tma_store_wait(Ctx& ctx) {
 /// sources to be read.
 template <int Pending, class Ctx>
 STRATA_HOST_DEVICE STRATA_FORCEINLINE void tma_store_complete(Ctx& ctx) {
-  static_assert(detail::has_tma<typename Ctx::target>, "TMA needs sm90+ (atom_family::tma), which the kernel's target lacks");
-  static_assert(Pending >= 0 && Pending <= 7, "cp.async.bulk.wait_group takes 0..7 pending groups");
-  if constexpr (Ctx::emulated) {
-#if !STRATA_DEVICE_PASS
-    auto& t = ctx.emulated_thread();
-    if (t.bulk_store_groups > std::uint32_t(Pending)) t.bulk_store_groups = std::uint32_t(Pending);
-#endif
-  } else {
-    (void)ctx;
-#if STRATA_CUDA_DEVICE_PASS
-    asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(Pending) : "memory");
-#endif
-  }
+  detail::bulk_wait<false, Pending>(ctx);
 }
 
 }  // namespace strata::copy

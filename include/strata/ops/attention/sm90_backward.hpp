@@ -64,6 +64,7 @@
 #include "strata/mma/mma_op.hpp"
 #include "strata/mma/wgmma.hpp"
 #include "strata/ops/attention/host.hpp"
+#include "strata/ops/attention/sm90_tma.hpp"
 #include "strata/tensor/swizzle.hpp"
 
 namespace strata::attn {
@@ -148,28 +149,11 @@ struct sm90_backward_kernel {
     const std::string op = "strata::attn::sm90_backward_kernel";
     params p{};
     p.b = detail::prepare_backward<target>(op, q, k, v, o, dout, dq, dk, dv, opt, ws);
-    const strata::dtype want = detail::dtype_of<Elem>();
-    if (q.type != want) throw invalid_argument(op, "q", std::string("has dtype ") + to_string(q.type) + " but this kernel is " + to_string(want));
-    if (q.dim != D || v.dim != D)
-      throw invalid_argument(op, "q", "head dims " + detail::num(q.dim) + "/" + detail::num(v.dim) + " do not match this kernel's " +
-                                          detail::num(D) + "/" + detail::num(D));
     if (const char* extra = extra_option(opt); !Extras && extra)
       throw unsupported(op + ": " + extra + " needs the kernel form with extras, sm90_backward_kernel<Elem, D, true> "
                                             "(attn::run_sm90_backward picks it)");
+    detail::sm90_check_inputs<Elem, D>(op, "backward", q, v, opt, {{&q, "q"}, {&k, "k"}, {&v, "v"}, {&dout, "dout"}});
     const bool packed = opt.cu_seqlens_q != nullptr;
-    if (packed && opt.total_q <= 0)
-      throw invalid_argument(op, "options.total_q", "must be the packed row count of q: the Hopper backward reads packed Q and dO by TMA");
-    if (packed && opt.total_k <= 0)
-      throw invalid_argument(op, "options.total_k", "must be the packed row count of k and v: the Hopper backward reads packed K and V by TMA");
-    const auto tma_ready = [&](const tensor& t, const char* arg) {
-      if (!tma_rows(t))
-        throw invalid_argument(op, arg, "is read by TMA: its base must be 16-byte aligned and its row, head and batch strides "
-                                        "multiples of 16 bytes (" + detail::num(16 / sizeof(Elem)) + " elements)");
-    };
-    tma_ready(q, "q");
-    tma_ready(k, "k");
-    tma_ready(v, "v");
-    tma_ready(dout, "dout");
     // Key and query positions and the clamped windows are summed in 32 bits (windows_of).
     if (static_cast<long long>(q.seqlen) + k.seqlen > (1LL << 31) - 256)
       throw invalid_argument(op, "q", "and k have " + detail::num(q.seqlen) + " + " + detail::num(k.seqlen) +
@@ -186,12 +170,8 @@ struct sm90_backward_kernel {
       p.dq_acc = accumulator_map(p.b.dq_accum, q.seqlen, static_cast<long long>(q.batch) * q.heads);
     }
     p.zero_past = packed || opt.seqused_q || opt.seqused_k;
-    const auto pairs = [](const tensor& t) {
-      return reinterpret_cast<std::uintptr_t>(t.data) % (2 * sizeof(Elem)) == 0 && t.row_stride % 2 == 0 && t.head_stride % 2 == 0 &&
-             (t.batch <= 1 || t.batch_stride % 2 == 0);
-    };
-    p.dk_pairs = pairs(dk);
-    p.dv_pairs = pairs(dv);
+    p.dk_pairs = detail::sm90_pair_rows<Elem>(dk);
+    p.dv_pairs = detail::sm90_pair_rows<Elem>(dv);
     return p;
   }
 
@@ -209,35 +189,9 @@ struct sm90_backward_kernel {
   }
 
  private:
-  /// Whether TMA can move a tensor's rows: base 16-byte aligned, row, head and batch strides
-  /// multiples of 16 bytes.
-  static bool tma_rows(const tensor& t) {
-    constexpr long long per16 = 16 / static_cast<long long>(sizeof(Elem));
-    return reinterpret_cast<std::uintptr_t>(t.data) % 16 == 0 && t.row_stride % per16 == 0 && t.head_stride % per16 == 0 &&
-           (t.batch <= 1 || t.batch_stride % per16 == 0);
-  }
-
-  /// (D, seqlen, heads, batch) with boxes of 64 columns (128 bytes) x `rows`; packed sequences:
-  /// (D, total rows, heads, 1).
+  /// (D, seqlen, heads, batch) in boxes of 64 columns x `rows` (sm90_tma.hpp).
   static copy::tensor_map map_of(const tensor& t, int rows, long long seq_rows, bool packed) {
-    copy::tma_tensor m;
-    m.base = t.data;
-    m.element_bytes = int(sizeof(Elem));
-    m.rank = 4;
-    m.dims[0] = t.dim;
-    m.dims[1] = seq_rows;
-    m.dims[2] = t.heads;
-    m.dims[3] = packed ? 1 : t.batch;
-    const long long e = static_cast<long long>(sizeof(Elem));
-    m.strides[1] = t.row_stride * e;
-    m.strides[2] = t.head_stride * e;
-    m.strides[3] = m.dims[3] > 1 ? t.batch_stride * e : 16;  // one batch entry: never stepped
-    m.box[0] = 64;
-    m.box[1] = rows;
-    m.box[2] = 1;
-    m.box[3] = 1;
-    m.swizzle = copy::tma_swizzle::b128;
-    return copy::make_tensor_map(m);
+    return detail::sm90_head_map<Elem>(t, rows, seq_rows, packed);
   }
 
   /// The workspace's per-row statistics (stat_ld rows per (batch, head), 16-byte rows): 64-row boxes.

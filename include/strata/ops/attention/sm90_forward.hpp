@@ -65,6 +65,7 @@
 #include "strata/mma/wgmma.hpp"
 #include "strata/ops/attention/host.hpp"
 #include "strata/ops/attention/philox.hpp"
+#include "strata/ops/attention/sm90_tma.hpp"
 
 namespace strata::attn {
 
@@ -133,42 +134,19 @@ struct sm90_forward_kernel {
                              : opt.dropout_p > 0.f ? "options.dropout_p" : nullptr;
   }
 
-  /// Whether TMA can move the tensor's rows: base 16-byte aligned, row, head and batch strides
-  /// multiples of 16 bytes.
-  static bool tma_rows(const tensor& t) {
-    constexpr long long per16 = 16 / static_cast<long long>(sizeof(Elem));
-    return reinterpret_cast<std::uintptr_t>(t.data) % 16 == 0 && t.row_stride % per16 == 0 && t.head_stride % per16 == 0 &&
-           (t.batch <= 1 || t.batch_stride % per16 == 0);
-  }
+  /// Whether TMA can move the tensor's rows (sm90_tma.hpp).
+  static bool tma_rows(const tensor& t) { return detail::sm90_tma_rows<Elem>(t); }
 
   /// Params for one call; throws strata::invalid_argument for bad tensors and options (the checks of
   /// strata::attention) and strata::unsupported, naming the option, for what this kernel does not take.
   static params make_params(const tensor& q, const tensor& k, const tensor& v, const tensor& o, const options& opt) {
     const std::string op = "strata::attn::sm90_forward_kernel";
     detail::validate(op, q, k, v, o, opt, false);
-    const strata::dtype want = detail::dtype_of<Elem>();
-    if (q.type != want) throw invalid_argument(op, "q", std::string("has dtype ") + to_string(q.type) + " but this kernel is " + to_string(want));
-    if (q.dim != D || v.dim != D)
-      throw invalid_argument(op, "q", "head dims " + detail::num(q.dim) + "/" + detail::num(v.dim) + " do not match this kernel's " +
-                                          detail::num(D) + "/" + detail::num(D));
     if (const char* extra = extra_option(opt); !Extras && extra)
       throw unsupported(op + ": " + extra + " needs the kernel form with extras, sm90_forward_kernel<Elem, D, true> "
                                             "(attn::run_sm90_forward picks it)");
+    detail::sm90_check_inputs<Elem, D>(op, "forward", q, v, opt, {{&q, "q"}, {&k, "k"}, {&v, "v"}});
     const bool packed = opt.cu_seqlens_q != nullptr;
-    // Packed sequences are read by TMA from the packed tensors, which must say how many rows they have
-    // (the descriptors give the longest sequence only): a box never reads past them.
-    if (packed && opt.total_q <= 0)
-      throw invalid_argument(op, "options.total_q", "must be the packed row count of q: the Hopper forward reads packed Q by TMA");
-    if (packed && opt.total_k <= 0)
-      throw invalid_argument(op, "options.total_k", "must be the packed row count of k and v: the Hopper forward reads packed K and V by TMA");
-    const auto tma_ready = [&](const tensor& t, const char* arg) {
-      if (!tma_rows(t))
-        throw invalid_argument(op, arg, "is read by TMA: its base must be 16-byte aligned and its row, head and batch strides "
-                                        "multiples of 16 bytes (" + detail::num(16 / sizeof(Elem)) + " elements)");
-    };
-    tma_ready(q, "q");
-    tma_ready(k, "k");
-    tma_ready(v, "v");
     params p{};
     p.f = detail::base_params(q, k, v, o, opt);
     p.f.m_tiles = (q.seqlen + block_m - 1) / block_m;
@@ -178,8 +156,7 @@ struct sm90_forward_kernel {
       p.k = map_of(k, block_n, k_rows, packed);
       p.v = map_of(v, block_n, k_rows, packed);
     }
-    p.o_pairs = reinterpret_cast<std::uintptr_t>(o.data) % (2 * sizeof(Elem)) == 0 && o.row_stride % 2 == 0 &&
-                o.head_stride % 2 == 0 && (o.batch <= 1 || o.batch_stride % 2 == 0);
+    p.o_pairs = detail::sm90_pair_rows<Elem>(o);
     // A TMA store writes every row of its box inside the tensor: only where the rows past a sequence
     // are outside it (dense batches; not packed or padded ones, whose other rows must stay untouched).
     p.o_tma = !packed && !opt.seqused_q && q.seqlen > 0 && q.batch > 0 && tma_rows(o);
@@ -201,28 +178,9 @@ struct sm90_forward_kernel {
   }
 
  private:
-  /// (D, seqlen, heads, batch) with boxes of 64 columns (128 bytes) x `rows`; packed sequences:
-  /// (D, total rows, heads, 1).
+  /// (D, seqlen, heads, batch) in boxes of 64 columns x `rows` (sm90_tma.hpp).
   static copy::tensor_map map_of(const tensor& t, int rows, long long seq_rows, bool packed) {
-    copy::tma_tensor m;
-    m.base = t.data;
-    m.element_bytes = int(sizeof(Elem));
-    m.rank = 4;
-    m.dims[0] = t.dim;
-    m.dims[1] = seq_rows;
-    m.dims[2] = t.heads;
-    m.dims[3] = packed ? 1 : t.batch;
-    const long long e = static_cast<long long>(sizeof(Elem));
-    m.strides[1] = t.row_stride * e;
-    m.strides[2] = t.head_stride * e;
-    // One batch entry: any stride the TMA takes (it is never stepped).
-    m.strides[3] = m.dims[3] > 1 ? t.batch_stride * e : 16;
-    m.box[0] = 64;
-    m.box[1] = rows;
-    m.box[2] = 1;
-    m.box[3] = 1;
-    m.swizzle = copy::tma_swizzle::b128;
-    return copy::make_tensor_map(m);
+    return detail::sm90_head_map<Elem>(t, rows, seq_rows, packed);
   }
 
   /// The block's work: (batch, head, query tile), with the query tiles of one GQA group on
