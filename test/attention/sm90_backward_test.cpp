@@ -4,8 +4,9 @@
 // gradient through the same check as every other backward (grad_support.hpp: poisoned outputs, rows
 // past the sequence untouched): head dims 64 and 128, f16 and bf16, partial key blocks and query
 // tiles, several of each, GQA / MQA, BHSD, causal masks of both alignments, windows, sinks and their
-// gradient, soft-cap, ALiBi and dropout (the form with extras), packed and padded batches (NaN in the
-// padding), the deterministic dQ (bitwise the same under other schedules), then what it refuses, by name.
+// gradient, soft-cap, ALiBi and dropout (the form with extras), score and mask modifiers, packed and
+// padded batches (NaN in the padding), the deterministic dQ (bitwise the same under other schedules),
+// then what it refuses, by name.
 #include "grad_support.hpp"
 
 #include <cstring>
@@ -24,19 +25,36 @@ struct sm90_backward {
   template <class SM, class MM>
   void operator()(strata::stream& s, const A::tensor& q, const A::tensor& k, const A::tensor& v, const A::tensor& o,
                   const A::tensor& dout, const A::tensor& dq, const A::tensor& dk, const A::tensor& dv, const A::options& opt,
-                  const SM&, const MM&) const {
+                  const SM& sm, const MM& mm) const {
     const std::size_t bytes = strata::attention_backward_workspace_size<sm90a>(q, k, v, opt);
     strata::device_buffer<unsigned char> ws(bytes > 0 ? bytes : 1);
     s.set_emulator_options(schedule);
-    A::run_sm90_backward<E, D>(s, q, k, v, o, dout, dq, dk, dv, opt, {ws.data(), bytes});
+    A::run_sm90_backward<E, D>(s, q, k, v, o, dout, dq, dk, dv, opt, {ws.data(), bytes}, sm, mm);
     s.synchronize();
   }
 };
 
-template <class E, int D>
-grad_run<E> check_sm90(const spec& c) {
-  return check_grad<E, D, D, sm90a>(c, A::no_score_mod{}, A::no_mask_mod{}, sm90_backward<E, D>{});
+template <class E, int D, class SM = A::no_score_mod, class MM = A::no_mask_mod>
+grad_run<E> check_sm90(const spec& c, const SM& sm = {}, const MM& mm = {}) {
+  return check_grad<E, D, D, sm90a>(c, sm, mm, sm90_backward<E, D>{});
 }
+
+// FlexAttention's document mask (a query sees only keys of its own document of `len` positions), and a
+// differentiable score modifier: a smooth squashing plus a per-head relative-position bias, with its
+// derivative 1 + 0.25 (1 - tanh^2 s).
+struct same_document {
+  int len = 7;
+  STRATA_HOST_DEVICE bool operator()(int, int, int q, int k) const { return q / len == k / len; }
+};
+struct squash_bias {
+  STRATA_HOST_DEVICE float operator()(float s, int, int h, int q, int k) const {
+    return s + 0.25f * ::tanhf(s) - 0.02f * static_cast<float>((h + 1) * (q - k));
+  }
+  STRATA_HOST_DEVICE float grad(float s, int, int, int, int) const {
+    const float t = ::tanhf(s);
+    return 1.f + 0.25f * (1.f - t * t);
+  }
+};
 
 }  // namespace
 
@@ -109,6 +127,18 @@ TEST_CASE("Hopper attention backward: soft-cap, ALiBi, dropout (the form with ex
   all.opt.seed = 99;
   all.opt.deterministic = true;
   check_sm90<f16, 64>(all);
+}
+
+TEST_CASE("Hopper attention backward: score and mask modifiers", "[attention][backward][sm90]") {
+  spec c{.batch = 1, .heads = 2, .heads_k = 1, .sq = 90, .sk = 150, .seed = 71};
+  c.opt.causal = true;
+  check_sm90<bf16, 128>(c, squash_bias{}, same_document{});
+  spec packed{.batch = 2, .heads = 2, .heads_k = 2, .sq = 70, .sk = 140, .varlen = true, .seed = 72};
+  check_sm90<f16, 64>(packed, squash_bias{});
+  // A document mask with sq != sk: some rows see no key at all (LSE -inf, zero gradients).
+  check_sm90<f16, 64>({.batch = 1, .heads = 2, .heads_k = 1, .sq = 12, .sk = 33, .seed = 73}, A::no_score_mod{}, same_document{5});
+  // Full 64 x 64 steps that the windows leave whole: under a mask modifier they still take the mask.
+  check_sm90<bf16, 64>({.batch = 1, .heads = 1, .heads_k = 1, .sq = 130, .sk = 128, .seed = 74}, A::no_score_mod{}, same_document{});
 }
 
 TEST_CASE("Hopper attention backward: packed and padded batches, NaN in the padding", "[attention][backward][sm90]") {

@@ -21,16 +21,29 @@ struct sm90_runner {
   strata::emulator::options schedule{};
   template <class SM, class MM>
   void operator()(strata::stream& s, const A::tensor& q, const A::tensor& k, const A::tensor& v, const A::tensor& o,
-                  const A::options& opt, const SM&, const MM&) const {
+                  const A::options& opt, const SM& sm, const MM& mm) const {
     s.set_emulator_options(schedule);
-    A::run_sm90_forward<E, D>(s, q, k, v, o, opt);
+    A::run_sm90_forward<E, D>(s, q, k, v, o, opt, sm, mm);
   }
 };
 
-template <class E, int D>
-int check_sm90(spec c, strata::emulator::options schedule = {}) {
-  return check<E, D, D, strata::arch::sm90a>(c, A::no_score_mod{}, A::no_mask_mod{}, sm90_runner<E, D>{schedule});
+template <class E, int D, class SM = A::no_score_mod, class MM = A::no_mask_mod>
+int check_sm90(spec c, strata::emulator::options schedule = {}, const SM& sm = {}, const MM& mm = {}) {
+  return check<E, D, D, strata::arch::sm90a>(c, sm, mm, sm90_runner<E, D>{schedule});
 }
+
+// A relative-position bias, a document mask (keys and queries in different 8-blocks hidden), and one
+// that hides every key of some rows (O 0, LSE -inf).
+struct bias_mod {
+  float w = 0.05f;
+  STRATA_HOST_DEVICE float operator()(float s, int, int h, int q, int k) const { return s + w * (h + 1) * ((q - k) % 3); }
+};
+struct doc_mask {
+  STRATA_HOST_DEVICE bool operator()(int, int, int q, int k) const { return q / 8 == k / 8; }
+};
+struct none_mask {
+  STRATA_HOST_DEVICE bool operator()(int, int, int q, int) const { return q % 5 != 2; }
+};
 
 }  // namespace
 
@@ -211,4 +224,14 @@ TEST_CASE("Hopper attention forward refuses what it does not take, by name", "[a
   // TMA needs 16-byte aligned rows.
   A::tensor odd = t(q.data() + 1);
   CHECK_THROWS_WITH(K::make_params(odd, t(k.data()), t(v.data()), t(o.data()), {}), Contains("16-byte aligned"));
+}
+
+TEST_CASE("Hopper attention forward: score and mask modifiers (the form with extras)", "[attention][sm90]") {
+  check_sm90<bf16, 128>({.batch = 1, .heads = 2, .heads_k = 1, .sq = 100, .sk = 190, .seed = 81}, {}, bias_mod{});
+  spec doc{.batch = 2, .heads = 2, .heads_k = 2, .sq = 70, .sk = 70, .seed = 82};
+  doc.opt.causal = true;
+  check_sm90<f16, 64>(doc, {}, A::no_score_mod{}, doc_mask{});
+  spec both{.batch = 1, .heads = 2, .heads_k = 1, .sq = 45, .sk = 150, .varlen = true, .seed = 83};
+  both.opt.softcap = 20.f;
+  CHECK(check_sm90<bf16, 64>(both, {}, bias_mod{}, none_mask{}) > 0);  // rows 2, 7, .. see no key
 }

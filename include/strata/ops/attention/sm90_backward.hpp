@@ -40,7 +40,8 @@
 // MQA, causal masks of both alignments, sliding windows, sinks (and their gradient), packed (with
 // options.total_q / total_k) and padded batches, options.deterministic; soft-cap, ALiBi and dropout
 // (its mask bit for bit the forward's) in the form with Extras (run_sm90_backward picks it; the form
-// without them refuses those options by name). Score / mask mods have no form of it. strata::attention_backward does not pick
+// without them refuses those options by name), and the forward's score / mask modifiers in it too (a
+// score modifier stating its derivative, mods.hpp). strata::attention_backward does not pick
 // this kernel yet: it has not run on a GPU (docs/attention.md).
 #pragma once
 
@@ -70,9 +71,19 @@
 namespace strata::attn {
 
 /// Extras: soft-cap, ALiBi and dropout compiled in (the logit formed in natural units, as the other
-/// backward kernels do); without them P^T is one FFMA and one ex2 per score.
-template <class Elem, int D, bool Extras = false>
+/// backward kernels do); without them P^T is one FFMA and one ex2 per score. Score and mask modifiers
+/// (mods.hpp; a score modifier with its derivative) need the form with Extras.
+template <class Elem, int D, bool Extras = false, class ScoreMod = no_score_mod, class MaskMod = no_mask_mod>
 struct sm90_backward_kernel {
+  static constexpr bool has_mods = !std::is_same_v<ScoreMod, no_score_mod> || !std::is_same_v<MaskMod, no_mask_mod>;
+  static_assert(Extras || !has_mods, "attn::sm90_backward_kernel: score / mask mods need the form with extras (Extras = true)");
+  static_assert(differentiable_score_mod<ScoreMod>,
+                "attention backward: the score_mod must state its derivative, a member "
+                "float grad(float score, int batch, int head, int q, int k) const (mods.hpp)");
+  /// Under a mask modifier every step is an edge step (its mask is anywhere).
+  static constexpr bool has_mask_mod = !std::is_same_v<MaskMod, no_mask_mod>;
+  ScoreMod score_mod{};
+  MaskMod mask_mod{};
   static_assert(std::is_same_v<Elem, f16> || std::is_same_v<Elem, bf16>, "attn::sm90_backward_kernel takes f16 or bf16");
   static_assert(D == 64 || D == 128, "attn::sm90_backward_kernel: head dim 64 or 128");
   using target = arch::sm90a;
@@ -405,7 +416,7 @@ struct sm90_backward_kernel {
       mma::wgmma_fence(ctx, sc, dp);
       issue_transposed(ctx, tl.k, tl.q(st), c, sc);
       issue_transposed(ctx, tl.v, tl.dout(st), c, dp);
-      const bool interior = all_visible(wn, sq, kj0, m0);
+      const bool interior = !has_mask_mod && all_visible(wn, sq, kj0, m0);
       const float* lse2 = tl.lse(st);
       const float* di = tl.di(st);
       if constexpr (Extras) {
@@ -567,9 +578,9 @@ struct sm90_backward_kernel {
   /// them: x = scale s, soft-capped (its derivative 1 - tanh^2 into dS), ALiBi's distance subtracted;
   /// P = 2^(x log2 e - LSE2); dS = P (dP Z / (1 - r) - Di) dfac, Z the forward's dropout mask (`kept`,
   /// dropout_bits).
-  STRATA_HOST_DEVICE static void extras_elements(const params& p, const work& w, const windows& wn, int lane, int j0, int h, int m0,
-                                                 bool interior, std::uint32_t kept, const float* lse2, const float* di,
-                                                 typename st_mma::c_fragment& sc, typename st_mma::c_fragment& dp) {
+  STRATA_HOST_DEVICE void extras_elements(const params& p, const work& w, const windows& wn, int lane, int j0, int h, int m0,
+                                          bool interior, std::uint32_t kept, const float* lse2, const float* di,
+                                          typename st_mma::c_fragment& sc, typename st_mma::c_fragment& dp) const {
     const detail::forward_params& f = p.b.f;
     constexpr float log2e = 1.4426950408889634f;
     const float inv_softcap = f.softcap > 0.f ? 1.f / f.softcap : 0.f;
@@ -584,7 +595,10 @@ struct sm90_backward_kernel {
     STRATA_UNROLL
     for (int v = 0; v < st_mma::c_values; ++v) {
       const int col = st_mma::c_coord(lane, v).col, r = rows::slot_of(v % 4), i = m0 + col;
-      const bool keep = interior || static_cast<unsigned>(i - i_lo[r]) < static_cast<unsigned>(i_span[r]);
+      bool keep = interior || static_cast<unsigned>(i - i_lo[r]) < static_cast<unsigned>(i_span[r]);
+      // A row whose every key a mask modifier hides has LSE -inf (without one the windows above already
+      // hide all of its keys).
+      if constexpr (has_mask_mod) keep = keep & (lse2[col] != detail::neg_inf()) & mask_mod(w.b, h, i, j[r]);
       float y = sc[v] * f.scale, dfac = f.scale;
       if (f.softcap > 0.f) {
         const float th = arch::tanh_fast(y * inv_softcap);  // the forward's
@@ -593,6 +607,10 @@ struct sm90_backward_kernel {
       }
       const int dist = i + w.sq.off - j[r];
       y -= slope * static_cast<float>(dist < 0 ? -dist : dist);
+      if constexpr (has_mods) {
+        dfac *= score_mod.grad(y, w.b, h, i, j[r]);  // at the score the modifier was given
+        y = score_mod(y, w.b, h, i, j[r]);
+      }
       const float pr = keep ? arch::exp2_approx(::fmaf(y, log2e, -lse2[col])) : 0.f;
       const bool z = (kept >> v) & 1u;  // all ones without dropout (drop_scale 1)
       dp[v] = keep ? pr * ((z ? dp[v] * drop_scale : 0.f) - di[col]) * dfac : 0.f;
@@ -697,13 +715,15 @@ struct sm90_backward_kernel {
 };
 
 /// The Hopper backward for (Elem, D) on `s`: the preprocess kernel, sm90_backward_kernel (the form with
-/// soft-cap, ALiBi and dropout compiled in when the options ask for any, the shorter one otherwise),
+/// soft-cap, ALiBi and dropout compiled in when the options ask for any or the forward's score / mask
+/// modifiers are given, the shorter one otherwise),
 /// the dQ conversion and the sink gradient. `ws` holds attention_backward_workspace_size<arch::sm90a>(q, k,
 /// v, opt) bytes. Throws what sm90_backward_kernel::make_params throws, and what
 /// strata::attention_backward throws for overlapping pointers.
-template <class Elem, int D>
+template <class Elem, int D, class ScoreMod = no_score_mod, class MaskMod = no_mask_mod>
 void run_sm90_backward(stream& s, const tensor& q, const tensor& k, const tensor& v, const tensor& o, const tensor& dout,
-                       const tensor& dq, const tensor& dk, const tensor& dv, const options& opt, workspace ws) {
+                       const tensor& dq, const tensor& dk, const tensor& dv, const options& opt, workspace ws,
+                       const ScoreMod& score_mod = {}, const MaskMod& mask_mod = {}) {
   const auto run = [&](auto kernel) {
     using K = decltype(kernel);
     const std::string op = "strata::attn::sm90_backward_kernel";
@@ -715,8 +735,17 @@ void run_sm90_backward(stream& s, const tensor& q, const tensor& k, const tensor
       if (K::blocks_of(p) > 0) launch(s, K::launch_shape_of(p), kernel, p);
     });
   };
-  if (sm90_backward_kernel<Elem, D, false>::extra_option(opt)) run(sm90_backward_kernel<Elem, D, true>{});
-  else run(sm90_backward_kernel<Elem, D, false>{});
+  using with_mods = sm90_backward_kernel<Elem, D, true, ScoreMod, MaskMod>;
+  if constexpr (with_mods::has_mods) {
+    with_mods kernel;
+    kernel.score_mod = score_mod;
+    kernel.mask_mod = mask_mod;
+    run(kernel);
+  } else if (sm90_backward_kernel<Elem, D, false>::extra_option(opt)) {
+    run(sm90_backward_kernel<Elem, D, true>{});
+  } else {
+    run(sm90_backward_kernel<Elem, D, false>{});
+  }
 }
 
 }  // namespace strata::attn

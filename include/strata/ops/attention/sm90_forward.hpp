@@ -41,10 +41,11 @@
 // padded batch's unused rows): those keys are masked, and the first tile's V rows there are zeroed in
 // shared memory before P V (0 times a NaN there would be NaN). Soft-cap, ALiBi and dropout (its mask
 // bit for bit the other kernels') in the form with Extras (run_sm90_forward picks it; the form without
-// them refuses those options by name, strata::unsupported). Score / mask mods, paged caches, fp8 and
-// split-KV have no form of this kernel. Not yet (issue 37):
-// a persistent grid. strata::attention does not pick this kernel
-// yet: it has not run on a GPU (docs/attention.md).
+// them refuses those options by name, strata::unsupported), and score / mask modifiers (mods.hpp) in
+// it too (sm90_forward_kernel<Elem, D, true, ScoreMod, MaskMod>: every tile is an edge tile under a
+// mask modifier). Paged caches, fp8 and split-KV have no form of this kernel. Not yet (issue 37): a
+// persistent grid. strata::attention does not pick this kernel yet: it has not run on a GPU
+// (docs/attention.md).
 #pragma once
 
 #include <cstddef>
@@ -70,9 +71,16 @@
 namespace strata::attn {
 
 /// Extras: soft-cap, ALiBi and dropout compiled in (the logit formed in natural units first); without
-/// them the scale is folded into the exponent (one FFMA and one ex2 per score).
-template <class Elem, int D, bool Extras = false>
+/// them the scale is folded into the exponent (one FFMA and one ex2 per score). Score and mask
+/// modifiers (mods.hpp) need the form with Extras: they see the logit in natural units.
+template <class Elem, int D, bool Extras = false, class ScoreMod = no_score_mod, class MaskMod = no_mask_mod>
 struct sm90_forward_kernel {
+  static constexpr bool has_mods = !std::is_same_v<ScoreMod, no_score_mod> || !std::is_same_v<MaskMod, no_mask_mod>;
+  static_assert(Extras || !has_mods, "attn::sm90_forward_kernel: score / mask mods need the form with extras (Extras = true)");
+  /// Under a mask modifier every tile is an edge tile (its mask is anywhere).
+  static constexpr bool has_mask_mod = !std::is_same_v<MaskMod, no_mask_mod>;
+  ScoreMod score_mod{};
+  MaskMod mask_mod{};
   static_assert(std::is_same_v<Elem, f16> || std::is_same_v<Elem, bf16>, "attn::sm90_forward_kernel takes f16 or bf16");
   static_assert(D == 64 || D == 128 || D == 256, "attn::sm90_forward_kernel: head dim 64, 128 or 256");
   using target = arch::sm90a;
@@ -365,8 +373,10 @@ struct sm90_forward_kernel {
     }
     const auto softmax_of = [&](int i, typename qk::c_fragment& sc, float (&alpha)[2]) {
       const int n0 = (t.hi - 1 - i) * block_n;
-      if (n0 >= in_lo && n0 + block_n <= in_hi) softmax<false>(warp, sc, n0, lane, j_lo, j_hi, exp2_scale, lt, m_run, l_run, alpha);
-      else softmax<true>(warp, sc, n0, lane, j_lo, j_hi, exp2_scale, lt, m_run, l_run, alpha);
+      if (!has_mask_mod && n0 >= in_lo && n0 + block_n <= in_hi)
+        softmax<false>(warp, sc, n0, lane, j_lo, j_hi, exp2_scale, lt, m_run, l_run, alpha);
+      else
+        softmax<true>(warp, sc, n0, lane, j_lo, j_hi, exp2_scale, lt, m_run, l_run, alpha);
     };
     // P in place: accumulator values 8 k .. 8 k + 7 are the A fragment of k16 step k, two per register.
     const auto round_p = [&](const typename qk::c_fragment& sc, typename pv::a_registers (&pr)[p_steps]) {
@@ -477,10 +487,10 @@ struct sm90_forward_kernel {
   };
 
   template <bool Edge, class Warp>
-  STRATA_HOST_DEVICE STRATA_FORCEINLINE static void softmax(Warp& warp, typename qk::c_fragment& sc, int n0, int lane,
-                                                            const int (&j_lo)[2], const int (&j_hi)[2], float exp2_scale,
-                                                            const logit_terms& lt, float (&m_run)[2], float (&l_run)[2],
-                                                            float (&alpha)[2]) {
+  STRATA_HOST_DEVICE STRATA_FORCEINLINE void softmax(Warp& warp, typename qk::c_fragment& sc, int n0, int lane,
+                                                     const int (&j_lo)[2], const int (&j_hi)[2], float exp2_scale,
+                                                     const logit_terms& lt, float (&m_run)[2], float (&l_run)[2],
+                                                     float (&alpha)[2]) const {
     constexpr float log2e = 1.4426950408889634f;
     // Without extras the max is taken of the raw scores (the scale is positive) and folded in below;
     // with them each score becomes its logit in log2 units here.
@@ -494,9 +504,10 @@ struct sm90_forward_kernel {
         if (lt.softcap > 0.f) x = lt.softcap * arch::tanh_fast(x * lt.inv_softcap);
         const int dist = lt.pos[r] - j;
         x -= lt.slope * static_cast<float>(dist < 0 ? -dist : dist);
+        if constexpr (has_mods) x = score_mod(x, lt.batch, lt.head, lt.row[r], j);  // after soft-cap and ALiBi
         sc[v] = x * log2e;
       }
-      if constexpr (Edge) sc[v] = (j >= j_lo[r]) & (j < j_hi[r]) ? sc[v] : detail::neg_inf();
+      if constexpr (Edge) sc[v] = (j >= j_lo[r]) & (j < j_hi[r]) & mask_mod(lt.batch, lt.head, lt.row[r], j) ? sc[v] : detail::neg_inf();
       raw_max[r] = ::fmaxf(raw_max[r], sc[v]);
     }
     float m_ref[2], sum[2] = {0.f, 0.f};
@@ -604,16 +615,27 @@ struct sm90_forward_kernel {
 };
 
 /// Runs the Hopper forward for (Elem, D) on `s`: the kernel form with soft-cap, ALiBi and dropout
-/// compiled in when the options ask for any, the shorter one otherwise. Throws what make_params throws.
-template <class Elem, int D>
-void run_sm90_forward(stream& s, const tensor& q, const tensor& k, const tensor& v, const tensor& o, const options& opt = {}) {
+/// compiled in when the options ask for any or a score / mask modifier is given (mods.hpp, as
+/// strata::attention takes them), the shorter one otherwise. Throws what make_params throws.
+template <class Elem, int D, class ScoreMod = no_score_mod, class MaskMod = no_mask_mod>
+void run_sm90_forward(stream& s, const tensor& q, const tensor& k, const tensor& v, const tensor& o, const options& opt = {},
+                      const ScoreMod& score_mod = {}, const MaskMod& mask_mod = {}) {
   const auto run = [&](auto kernel) {
     using K = decltype(kernel);
     const auto p = K::make_params(q, k, v, o, opt);
     if (K::blocks_of(p) > 0) launch(s, K::launch_shape_of(p), kernel, p);
   };
-  if (sm90_forward_kernel<Elem, D, false>::extra_option(opt)) run(sm90_forward_kernel<Elem, D, true>{});
-  else run(sm90_forward_kernel<Elem, D, false>{});
+  using with_mods = sm90_forward_kernel<Elem, D, true, ScoreMod, MaskMod>;
+  if constexpr (with_mods::has_mods) {
+    with_mods kernel;
+    kernel.score_mod = score_mod;
+    kernel.mask_mod = mask_mod;
+    run(kernel);
+  } else if (sm90_forward_kernel<Elem, D, false>::extra_option(opt)) {
+    run(sm90_forward_kernel<Elem, D, true>{});
+  } else {
+    run(sm90_forward_kernel<Elem, D, false>{});
+  }
 }
 
 }  // namespace strata::attn
