@@ -80,7 +80,7 @@ struct sm90_backward_kernel {
   static_assert(differentiable_score_mod<ScoreMod>,
                 "attention backward: the score_mod must state its derivative, a member "
                 "float grad(float score, int batch, int head, int q, int k) const (mods.hpp)");
-  /// Under a mask modifier every step is an edge step (its mask is anywhere).
+  /// A mask modifier is applied on every step (extras_elements), interior or not: its mask is anywhere.
   static constexpr bool has_mask_mod = !std::is_same_v<MaskMod, no_mask_mod>;
   ScoreMod score_mod{};
   MaskMod mask_mod{};
@@ -148,10 +148,7 @@ struct sm90_backward_kernel {
 
   /// The first option, by its name, that only the form with extras takes (soft-cap, ALiBi, dropout),
   /// or null: what run_sm90_backward chooses the form by, and what the short form refuses.
-  static const char* extra_option(const options& opt) {
-    return opt.softcap > 0.f ? "options.softcap" : opt.alibi_slopes ? "options.alibi_slopes"
-                             : opt.dropout_p > 0.f ? "options.dropout_p" : nullptr;
-  }
+  static const char* extra_option(const options& opt) { return detail::sm90_extra_option(opt); }
 
   /// Params for one call; throws what strata::attention_backward throws for bad tensors, options and
   /// workspaces, and strata::unsupported, naming the option, for what this kernel does not take.
@@ -416,7 +413,7 @@ struct sm90_backward_kernel {
       mma::wgmma_fence(ctx, sc, dp);
       issue_transposed(ctx, tl.k, tl.q(st), c, sc);
       issue_transposed(ctx, tl.v, tl.dout(st), c, dp);
-      const bool interior = !has_mask_mod && all_visible(wn, sq, kj0, m0);
+      const bool interior = all_visible(wn, sq, kj0, m0);
       const float* lse2 = tl.lse(st);
       const float* di = tl.di(st);
       if constexpr (Extras) {

@@ -137,10 +137,7 @@ struct sm90_forward_kernel {
 
   /// The first option, by its name, that only the form with extras takes (soft-cap, ALiBi, dropout),
   /// or null: what run_sm90_forward chooses the form by, and what the short form refuses.
-  static const char* extra_option(const options& opt) {
-    return opt.softcap > 0.f ? "options.softcap" : opt.alibi_slopes ? "options.alibi_slopes"
-                             : opt.dropout_p > 0.f ? "options.dropout_p" : nullptr;
-  }
+  static const char* extra_option(const options& opt) { return detail::sm90_extra_option(opt); }
 
   /// Whether TMA can move the tensor's rows (sm90_tma.hpp).
   static bool tma_rows(const tensor& t) { return detail::sm90_tma_rows<Elem>(t); }

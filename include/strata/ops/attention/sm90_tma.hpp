@@ -24,6 +24,13 @@ bool sm90_tma_rows(const tensor& t) {
          (t.batch <= 1 || t.batch_stride % per16 == 0);
 }
 
+/// The first option, by its name, that only the Hopper kernels' form with extras takes (soft-cap,
+/// ALiBi, dropout), or null: what the run_sm90_* entries choose the form by and the short forms refuse.
+inline const char* sm90_extra_option(const options& opt) {
+  return opt.softcap > 0.f ? "options.softcap" : opt.alibi_slopes ? "options.alibi_slopes"
+                           : opt.dropout_p > 0.f ? "options.dropout_p" : nullptr;
+}
+
 /// Whether the tensor may be written two elements per 4-byte store.
 template <class Elem>
 bool sm90_pair_rows(const tensor& t) {
