@@ -6,6 +6,7 @@
 // and the entry's validation. Tolerances: grad_support.hpp.
 #include "../unit/support.hpp"
 #include "grad_support.hpp"
+#include "mods_support.hpp"
 
 using namespace attn_test;
 using host = strata::arch::host;
@@ -199,22 +200,6 @@ TEST_CASE("attention backward: central finite differences of the forward", "[att
 }
 
 namespace {
-// FlexAttention's document mask: a query sees only keys of its own document (`len` positions each).
-struct same_document {
-  int len = 7;
-  STRATA_HOST_DEVICE bool operator()(int, int, int q, int k) const { return q / len == k / len; }
-};
-// A differentiable score modifier: a smooth squashing plus a per-head relative-position bias. Its
-// derivative with respect to the score is 1 + 0.25 (1 - tanh^2 s).
-struct squash_bias {
-  STRATA_HOST_DEVICE float operator()(float s, int, int h, int q, int k) const {
-    return s + 0.25f * ::tanhf(s) - 0.02f * static_cast<float>((h + 1) * (q - k));
-  }
-  STRATA_HOST_DEVICE float grad(float s, int, int, int, int) const {
-    const float t = ::tanhf(s);
-    return 1.f + 0.25f * (1.f - t * t);
-  }
-};
 // One without its derivative: the backward refuses it at compile time.
 struct no_grad_mod {
   STRATA_HOST_DEVICE float operator()(float s, int, int, int, int) const { return 2.f * s; }

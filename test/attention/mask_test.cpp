@@ -3,23 +3,13 @@
 // seqlen_q != seqlen_k, sliding windows (also wider than the sequence), ALiBi, soft-capping, sinks,
 // user score_mod / mask_mod, their combination, fully masked rows (O = 0, LSE = -inf, no NaN),
 // variable lengths (packed) and padded batches.
+#include "mods_support.hpp"
 #include "support.hpp"
 
 using namespace attn_test;
 using host = strata::arch::host;
 
 namespace {
-// A relative-position bias and a "document" mask: keys and queries in different 8-blocks are hidden.
-struct bias_mod {
-  float w = 0.05f;
-  STRATA_HOST_DEVICE float operator()(float s, int, int h, int q, int k) const { return s + w * (h + 1) * ((q - k) % 3); }
-};
-struct doc_mask {
-  STRATA_HOST_DEVICE bool operator()(int, int, int q, int k) const { return q / 8 == k / 8; }
-};
-struct none_mask {
-  STRATA_HOST_DEVICE bool operator()(int, int, int q, int) const { return q % 5 != 2; }  // rows 2, 7, ... see nothing
-};
 A::options causal(A::alignment a) {
   A::options o;
   o.causal = true;

@@ -8,6 +8,7 @@
 // padded batches (NaN in the padding), the deterministic dQ (bitwise the same under other schedules),
 // then what it refuses, by name.
 #include "grad_support.hpp"
+#include "mods_support.hpp"
 
 #include <cstring>
 
@@ -39,22 +40,6 @@ grad_run<E> check_sm90(const spec& c, const SM& sm = {}, const MM& mm = {}) {
   return check_grad<E, D, D, sm90a>(c, sm, mm, sm90_backward<E, D>{});
 }
 
-// FlexAttention's document mask (a query sees only keys of its own document of `len` positions), and a
-// differentiable score modifier: a smooth squashing plus a per-head relative-position bias, with its
-// derivative 1 + 0.25 (1 - tanh^2 s).
-struct same_document {
-  int len = 7;
-  STRATA_HOST_DEVICE bool operator()(int, int, int q, int k) const { return q / len == k / len; }
-};
-struct squash_bias {
-  STRATA_HOST_DEVICE float operator()(float s, int, int h, int q, int k) const {
-    return s + 0.25f * ::tanhf(s) - 0.02f * static_cast<float>((h + 1) * (q - k));
-  }
-  STRATA_HOST_DEVICE float grad(float s, int, int, int, int) const {
-    const float t = ::tanhf(s);
-    return 1.f + 0.25f * (1.f - t * t);
-  }
-};
 
 }  // namespace
 

@@ -5,6 +5,7 @@
 // masked rows exactly 0 with LSE -inf): head dims 64, 128 and 256, f16 and bf16, partial query and
 // key tiles, several tiles and query blocks, causal masks of both alignments, windows, GQA / MQA,
 // BHSD, sinks, packed and padded batches (NaN in the padding). Then what it refuses, by name.
+#include "mods_support.hpp"
 #include "support.hpp"
 
 #include <random>
@@ -32,18 +33,6 @@ int check_sm90(spec c, strata::emulator::options schedule = {}, const SM& sm = {
   return check<E, D, D, strata::arch::sm90a>(c, sm, mm, sm90_runner<E, D>{schedule});
 }
 
-// A relative-position bias, a document mask (keys and queries in different 8-blocks hidden), and one
-// that hides every key of some rows (O 0, LSE -inf).
-struct bias_mod {
-  float w = 0.05f;
-  STRATA_HOST_DEVICE float operator()(float s, int, int h, int q, int k) const { return s + w * (h + 1) * ((q - k) % 3); }
-};
-struct doc_mask {
-  STRATA_HOST_DEVICE bool operator()(int, int, int q, int k) const { return q / 8 == k / 8; }
-};
-struct none_mask {
-  STRATA_HOST_DEVICE bool operator()(int, int, int q, int) const { return q % 5 != 2; }
-};
 
 }  // namespace
 
