@@ -45,6 +45,33 @@ TEST_CASE("attention forward on sm80: edge tiles, then interior tiles without th
   check<bf16, 96, 96, sm80>({.batch = 1, .heads = 1, .heads_k = 1, .sq = 65, .sk = 192});  // interior only, and one row past
 }
 
+// FlashAttention-2's tall query tile (config.hpp, forward_tile::tall): the plain kernel at head dim
+// 128 on sm80 takes 32 rows per warp (two atoms of rows, four softmax slots per lane), 128 per block,
+// Q staged in shared memory. Rows that end inside a warp's second atom, several row tiles, every mask
+// and layout, packed and padded sequences, GQA and sinks.
+TEST_CASE("attention forward on sm80: the tall query tile at head dim 128", "[attention]") {
+  using tall = A::forward_kernel<bf16, 128, 128, sm80>;
+  STATIC_REQUIRE(tall::BM == 128);
+  STATIC_REQUIRE(tall::row_atoms == 2);
+  STATIC_REQUIRE(A::default_config<sm80, bf16, 128, 128, A::forward_tile::standard>().row_atoms == 1);
+  check<bf16, 128, 128, sm80>({.batch = 1, .heads = 2, .heads_k = 1, .sq = 300, .sk = 170});  // rows 256..299: warp 1's second atom ends at 300
+  A::options c;
+  c.causal = true;
+  check<f16, 128, 128, sm80>({.batch = 2, .heads = 4, .heads_k = 2, .sq = 147, .sk = 147, .bhsd = true, .opt = c});
+  A::options br;
+  br.causal = true, br.align = A::alignment::bottom_right;
+  check<bf16, 128, 128, sm80>({.batch = 3, .heads = 2, .heads_k = 1, .sq = 140, .sk = 261, .varlen = true, .opt = br});
+  A::options w;
+  w.window_left = 45, w.window_right = 20;
+  check<f16, 128, 128, sm80>({.batch = 2, .heads = 1, .heads_k = 1, .sq = 200, .sk = 230, .padded = true, .nan_padding = true, .opt = w});
+  check<bf16, 128, 128, sm80>({.batch = 1, .heads = 3, .heads_k = 1, .sq = 40, .sk = 77, .sinks = {0.5f, -1.f, 2.f}});
+  // A whole row tile whose rows see no key (causal bottom-right with more queries than keys: rows
+  // 0..129 are fully masked, O = 0 and LSE = -inf) and a narrow window on the rest.
+  A::options none;
+  none.causal = true, none.window_left = 3;
+  CHECK(check<bf16, 128, 128, sm80>({.batch = 1, .heads = 1, .heads_k = 1, .sq = 190, .sk = 60, .opt = none}) == 130);
+}
+
 TEST_CASE("attention forward on gfx942 (MFMA, wave64, 8 chiplets)", "[attention]") {
   A::options w;
   w.window_left = 7, w.window_right = 2;

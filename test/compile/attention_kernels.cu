@@ -11,7 +11,9 @@
 // memory, V split over two blocks); and FMA fp32 head dim 32 on NVIDIA.
 // Each configuration twice: attn_fwd_* without the optional score features (soft-cap, ALiBi, dropout:
 // what the entries launch unless the options ask for one) and attn_fwdx_* with them; the paged-cache
-// form (the decode entry with a block table) for two common head dims.
+// form (the decode entry with a block table) for two common head dims, and at head dim 128 the
+// decode entry's contiguous kernel (the standard query tile; the plain prefill kernel there is the tall
+// one, config.hpp).
 // fp8 e4m3 head dims 32 .. 256 and 192/128 where the target has fp8 tensor cores: mma.sync m16n8k32
 // on sm_90a / sm_100a (192 and up with Q in shared memory; 256 not on sm_100a, 40 B of spills), MFMA
 // 16x16x32 (OCP bytes on the FNUZ instruction) on gfx940; not on sm_80 or gfx90a, which have none.
@@ -33,7 +35,7 @@
 // compile-expect-kernels sm_90a|sm_100a|gfx940: attn_fwdx_e4m3_d32 attn_fwdx_e4m3_d64 attn_fwdx_e4m3_d96 attn_fwdx_e4m3_d128
 // compile-expect-kernels sm_90a|sm_100a|gfx940: attn_fwdx_e4m3_d192 attn_fwdx_e4m3_d192_128
 // compile-expect-kernels sm_90a|gfx940: attn_fwdx_e4m3_d256
-// compile-expect-kernels sm_.*|gfx.*: attn_fwd_paged_f16_d64 attn_fwd_paged_bf16_d128
+// compile-expect-kernels sm_.*|gfx.*: attn_fwd_paged_f16_d64 attn_fwd_paged_bf16_d128 attn_fwd_decode_f16_d128 attn_fwd_decode_bf16_d128
 // compile-expect-kernels sm_.*|gfx.*: attn_combine_f16 attn_combine_bf16 attn_append_f16 attn_append_bf16
 // compile-expect-code sm_.*: ldmatrix fragment loads = ldmatrix\.sync\.aligned\.m8n8\.x4\.shared\.b16
 // compile-expect-code sm_.*: ldmatrix.trans fragment loads = ldmatrix\.sync\.aligned\.m8n8\.x4\.trans\.shared\.b16
@@ -70,19 +72,28 @@ using strata::f8_e4m3;
 // Named wrappers, so that the report lists each configuration; a configuration not shipped on this
 // target is declared but never launched (with a placeholder tile where none fits) so that the list
 // stays one macro.
-#define STRATA_ATTN_CFG(E, D, DV)                                                                             \
-  (A::default_config<target, E, D, DV>().block_n > 0 ? A::default_config<target, E, D, DV>() : A::kernel_config{16, 4, 2})
+// The plain kernel takes the tall query tile where it applies (config.hpp, forward_tile), the kernel
+// with the optional features and the decode entry's kernels the standard one, as the host entries do.
+#define STRATA_ATTN_CFG(E, D, DV, TILE)                                                                       \
+  (A::default_config<target, E, D, DV, TILE>().block_n > 0 ? A::default_config<target, E, D, DV, TILE>()      \
+                                                           : A::kernel_config{16, 4, 2})
 #define STRATA_ATTN_WRAP(tag, E, D, DV)                                                                          \
-  struct attn_fwd_##tag : A::forward_kernel<E, D, DV, target, STRATA_ATTN_CFG(E, D, DV), A::no_score_mod,         \
-                                            A::no_mask_mod, A::score_features::none> {};                           \
-  struct attn_fwdx_##tag : A::forward_kernel<E, D, DV, target, STRATA_ATTN_CFG(E, D, DV), A::no_score_mod,        \
-                                             A::no_mask_mod, A::score_features::any> {};
+  struct attn_fwd_##tag : A::forward_kernel<E, D, DV, target, STRATA_ATTN_CFG(E, D, DV, A::forward_tile::tall),  \
+                                            A::no_score_mod, A::no_mask_mod, A::score_features::none> {};          \
+  struct attn_fwdx_##tag : A::forward_kernel<E, D, DV, target, STRATA_ATTN_CFG(E, D, DV, A::forward_tile::standard), \
+                                             A::no_score_mod, A::no_mask_mod, A::score_features::any> {};
 STRATA_ATTN_CONFIGS(STRATA_ATTN_WRAP)
 #undef STRATA_ATTN_WRAP
-struct attn_fwd_paged_f16_d64 : A::forward_kernel<f16, 64, 64, target, STRATA_ATTN_CFG(f16, 64, 64), A::no_score_mod, A::no_mask_mod,
-                                                  A::score_features::none, A::kv_storage::paged> {};
-struct attn_fwd_paged_bf16_d128 : A::forward_kernel<bf16, 128, 128, target, STRATA_ATTN_CFG(bf16, 128, 128), A::no_score_mod,
-                                                    A::no_mask_mod, A::score_features::none, A::kv_storage::paged> {};
+// attention_decode's kernels (standard tile): contiguous at head dim 128, where the prefill kernel is
+// the tall one, and paged.
+struct attn_fwd_decode_f16_d128 : A::forward_kernel<f16, 128, 128, target, STRATA_ATTN_CFG(f16, 128, 128, A::forward_tile::standard),
+                                                    A::no_score_mod, A::no_mask_mod, A::score_features::none> {};
+struct attn_fwd_decode_bf16_d128 : A::forward_kernel<bf16, 128, 128, target, STRATA_ATTN_CFG(bf16, 128, 128, A::forward_tile::standard),
+                                                     A::no_score_mod, A::no_mask_mod, A::score_features::none> {};
+struct attn_fwd_paged_f16_d64 : A::forward_kernel<f16, 64, 64, target, STRATA_ATTN_CFG(f16, 64, 64, A::forward_tile::standard),
+                                                  A::no_score_mod, A::no_mask_mod, A::score_features::none, A::kv_storage::paged> {};
+struct attn_fwd_paged_bf16_d128 : A::forward_kernel<bf16, 128, 128, target, STRATA_ATTN_CFG(bf16, 128, 128, A::forward_tile::standard),
+                                                    A::no_score_mod, A::no_mask_mod, A::score_features::none, A::kv_storage::paged> {};
 #undef STRATA_ATTN_CFG
 struct attn_combine_f16 : A::combine_kernel<f16, target> {};
 struct attn_combine_bf16 : A::combine_kernel<bf16, target> {};
@@ -101,6 +112,8 @@ template <class Target>
 void compile_attention(strata::stream& s) {
   const A::detail::forward_params fp{};
   STRATA_ATTN_CONFIGS(STRATA_ATTN_LAUNCH)
+  strata::launch(s, {.grid = {8}, .block = {attn_fwd_decode_f16_d128::max_threads_per_block}}, attn_fwd_decode_f16_d128{}, fp);
+  strata::launch(s, {.grid = {8}, .block = {attn_fwd_decode_bf16_d128::max_threads_per_block}}, attn_fwd_decode_bf16_d128{}, fp);
   strata::launch(s, {.grid = {8}, .block = {attn_fwd_paged_f16_d64::max_threads_per_block}}, attn_fwd_paged_f16_d64{}, fp);
   strata::launch(s, {.grid = {8}, .block = {attn_fwd_paged_bf16_d128::max_threads_per_block}}, attn_fwd_paged_bf16_d128{}, fp);
   strata::launch(s, {.grid = {8}, .block = {Target::warp_size}}, attn_combine_f16{}, A::detail::combine_params{});

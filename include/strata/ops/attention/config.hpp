@@ -26,6 +26,7 @@ struct kernel_config {
                              // registers for the whole loop (wide head dims: frees D / 4 registers)
   int v_slices = 1;          // blocks per query tile, each computing O for Dv / v_slices columns
                              // (forward.hpp; 16-bit head dim 512 on mma.sync)
+  int row_atoms = 1;         // atoms of query rows per warp: block_m = warps x row_atoms x the atom's M
   friend constexpr bool operator==(const kernel_config&, const kernel_config&) = default;
 };
 
@@ -112,12 +113,29 @@ constexpr std::size_t shared_bytes(int block_m, int block_n, int stages, int d, 
          (q_in_shared ? bm * (d * e + pad) : 16) + 64;
 }
 
+/// The query tile a forward configuration asks for. `tall`: FlashAttention-2's 128-row tile where it
+/// applies (below), the standard one elsewhere. `standard`: one atom's rows per warp. The host entries
+/// ask for `tall` for the plain kernel (no soft-cap, ALiBi, dropout or mods) of strata::attention, and
+/// `standard` for the others: with the optional features or a score mod ptxas spilled 32-68 B under
+/// the tall tile (sm_90a, 2026-12-07), and attention_decode's blocks hold 1-16 query tokens or one GQA
+/// group's heads, so a taller tile would compute padding.
+enum class forward_tile { tall, standard };
+
 /// The default configuration of (target, element, head dims): the widest K/V tile that fits.
-template <class Target, class Elem, int D, int Dv>
+template <class Target, class Elem, int D, int Dv, forward_tile Tile = forward_tile::tall>
 constexpr kernel_config default_config() {
   using A = atom_for<Target, Elem>;
   const int warps = A::M == Target::warp_size ? (Target::warp_size == 64 ? 1 : 2) : 4;
-  const int block_m = warps * A::M;
+  const bool mma_sync = Target::atoms.has(arch::atom_family::mma_sync_f16);
+  // FlashAttention-2's tile for prefill at head dim 128 on 16-bit mma.sync: 32 query rows per warp
+  // (two atoms), 128 per block, Q staged in shared memory and read with ldmatrix per key tile. Each K
+  // and V fragment a warp reads from shared memory then serves twice the rows: per 32 keys and 32 rows,
+  // 192 ldmatrix wavefronts and 32 of cp.async against 256 and 64 with 16 rows (shared memory bounds
+  // this kernel; docs/attention.md). The O accumulator (64 fp32 registers per 16 rows at Dv 128) is what
+  // limits it to head dims up to 128: ptxas takes all 255 registers at 32 keys per tile and spills at 64.
+  const bool tall = Tile == forward_tile::tall && mma_sync && sizeof(Elem) == 2 && D == 128 && Dv == 128;
+  const int row_atoms = tall ? 2 : 1;
+  const int block_m = warps * A::M * row_atoms;
   // sm_90a / sm_100a: ptxas (13.0) spills a few bytes with 64-key tiles (16-bit D 64..192); 32 keys
   // do not, except on sm_100a for D >= 128, which needs 16 (test/compile/attention_kernels.cu).
   // MFMA with a V head dim of 192 or more: clang 15 spills 2 VGPRs on gfx90a (bf16 192) with 32 keys;
@@ -129,7 +147,7 @@ constexpr kernel_config default_config() {
   // spills everywhere but at head dim 64 on mma.sync, where ptxas caps itself at 128 registers and
   // spills 8 B (sm_90a); 64 keys take 158-163 registers there and do not.
   const bool fp8 = sizeof(Elem) == 1 && A::K == 32;
-  const bool mma_sync = Target::atoms.has(arch::atom_family::mma_sync_f16);
+  if (tall) cap = cap < 32 ? cap : 32;
   if (fp8) cap = mma_sync && D == 64 ? 64 : 32;
   // mma.sync with both head dims 192 or more: the Q fragments (D / 4 registers per thread) and the O
   // accumulator (Dv / 2) do not both fit 255 registers (ptxas spilled 48-430 B at 256, and at 192 on
@@ -137,7 +155,7 @@ constexpr kernel_config default_config() {
   // 64-column slices of V (forward.hpp, o_parts).
   // fp8 on mma.sync, QK head dim 192 or more: the same, for V's fragments (32 bytes of V per
   // 8 columns): sm_100a spilled 12-520 B at 192 and 192/128 without it, sm_90a 76 B at 256.
-  const bool q_in_shared = mma_sync && ((sizeof(Elem) == 2 && D >= 192 && Dv >= 192) || (fp8 && D >= 192));
+  const bool q_in_shared = tall || (mma_sync && ((sizeof(Elem) == 2 && D >= 192 && Dv >= 192) || (fp8 && D >= 192)));
   // mma.sync, 16-bit V head dim 512: O for all of Dv is 256 fp32 registers per thread, more than a
   // thread has, so two blocks share a query tile, each with 256 of V's columns (forward.hpp).
   // fp8 with a V head dim of 192 or more: the same, since the register softmax (2026-12-06): with the
@@ -152,9 +170,9 @@ constexpr kernel_config default_config() {
     if (bn > cap) continue;
     if (bn % A::N != 0 || bn % A::K != 0) continue;
     if (shared_bytes<Elem>(block_m, bn, 2, D, Dv / v_slices, q_in_shared, mma::c_is_a<A>) <= Target::shared_memory_per_block)
-      return {bn, warps, 2, q_in_shared, v_slices};
+      return {bn, warps, 2, q_in_shared, v_slices, row_atoms};
   }
-  return {0, warps, 2, q_in_shared, v_slices};
+  return {0, warps, 2, q_in_shared, v_slices, row_atoms};
 }
 
 /// Whether (target, element, head dims) is shipped for a GPU build: compiled by the compile check

@@ -5,9 +5,11 @@
 // One block computes block_m query rows of one (batch, head) against one range of key tiles (with one
 // query row per sequence and GQA, pack_gqa: the rows are the query heads of one K/V head's group, so
 // K and V are read once for the group and a block computes the group's rows, not one):
-//   Q      each warp loads its atom-M rows into A fragments once (registers, the whole loop); with
-//          Cfg.q_in_shared (wide head dims on mma.sync) the block's Q tile is staged in shared memory
-//          with the first K/V tile and each fragment is read from there per key tile
+//   Q      each warp owns Cfg.row_atoms x atom-M query rows (2 x 16 in FlashAttention-2's tall tile,
+//          config.hpp's forward_tile::tall, else one atom's) and loads them into A fragments once
+//          (registers, the whole loop); with Cfg.q_in_shared (wide head dims and the tall tile on
+//          mma.sync) the block's Q tile is staged in shared memory with the first K/V tile and each
+//          fragment is read from there per key tile. Every K and V fragment serves all of a warp's rows
 //   K, V   streamed tile by tile through strata::pipeline (cp.async on sm80+, loads elsewhere): one
 //          copy per tile from contiguous K/V (kv_storage::contiguous), or 16-row chunks with a page
 //          lookup each from a paged cache (kv_storage::paged; a chunk never crosses a page)
@@ -46,6 +48,7 @@
 
 #include "strata/arch/fast_math.hpp"
 #include "strata/arch/narrow.hpp"
+#include "strata/arch/schedule.hpp"
 #include "strata/config/config.hpp"
 #include "strata/copy/tile.hpp"
 #include "strata/copy/tile_stream.hpp"
@@ -137,7 +140,8 @@ struct forward_kernel {
   static constexpr float product_scale = detail::product_scale<atom>();  // 4 for OCP fp8 on CDNA3
   static constexpr const char* name = "attention_forward_kernel";
   static constexpr int warp_size = Target::warp_size;
-  static constexpr int WM = atom::M;                 // query rows per warp
+  static constexpr int row_atoms = Cfg.row_atoms;   // atoms of query rows per warp
+  static constexpr int WM = atom::M * row_atoms;     // query rows per warp
   static constexpr int BM = Cfg.warps * WM;          // query rows per block
   static constexpr int BN = Cfg.block_n;             // keys per tile
   static constexpr int stages = Cfg.stages;
@@ -181,9 +185,10 @@ struct forward_kernel {
   // know the block's thread count, a compile-time trip count, unrolled (copy/tile.hpp). Wider rows, the
   // staged-Q configurations and fp8 keep the loop: the unrolled copy's addresses, hoisted out of the
   // K-tile loop, made ptxas spill there (sm_80 192/128, sm_90a 512 and fp8 256, sm_100a fp8 128).
+  // The tall tile stages Q too and takes the unrolled copies: it compiles without spills.
   static constexpr int copy_rows = paged ? chunk : BN;  // rows per K / V copy
   static constexpr int copy_threads =
-      !q_in_shared && sizeof(Elem) == 2 && (D + DvB) * static_cast<int>(sizeof(Elem)) <= 512 ? max_threads_per_block : 0;
+      (!q_in_shared || row_atoms > 1) && sizeof(Elem) == 2 && (D + DvB) * static_cast<int>(sizeof(Elem)) <= 512 ? max_threads_per_block : 0;
   using k_copy = copy::tile_copy<Elem, copy_rows, D, 16, 16, copy_threads>;
   using v_copy = copy::tile_copy<Elem, copy_rows, DvB, 16, 16, copy_threads>;
   using q_copy = copy::tile_copy<Elem, BM, D, 16, 16, copy_threads>;
@@ -195,9 +200,18 @@ struct forward_kernel {
   using v_stream = std::conditional_t<interior_streams, copy::tile_stream<v_copy>, void>;
 
   // The rows of the accumulators as a lane holds them (slots), for the softmax in registers.
+  // A lane holds rows::count rows of each of the warp's row_atoms atoms: slot r is row
+  // rows::row_of(lane, r % rows::count) of atom r / rows::count.
   using rows = mma::accumulator_rows<atom>;
-  static constexpr int slots = rows::count;
-  static_assert(s_tile::atoms_m == 1 && o_tile::atoms_m == 1, "attention: a warp owns one atom's rows");
+  static constexpr int slots = rows::count * row_atoms;
+  static_assert(row_atoms >= 1 && s_tile::atoms_m == row_atoms && o_tile::atoms_m == row_atoms,
+                "attention: a warp owns row_atoms atoms of query rows");
+  /// The slot of value v of the accumulator atoms in row i of the warp tile.
+  STRATA_HOST_DEVICE static constexpr int slot_of(int i, int v) { return i * rows::count + rows::slot_of(v); }
+  /// The row (0 .. WM) of slot r in this lane.
+  STRATA_HOST_DEVICE static constexpr int row_of(int lane, int r) {
+    return (r / rows::count) * atom::M + rows::row_of(lane, r % rows::count);
+  }
   // P stays in registers where the accumulator layout is the A operand's (mma::c_is_a).
   static constexpr bool p_in_registers = mma::c_is_a<atom>;
   // Dropout draws one Philox call per 16 scores (philox.hpp) where the atom's C layout is mma.sync's
@@ -261,35 +275,14 @@ struct forward_kernel {
     }
 
     // ---- which work item: chiplet placement, then (batch, kv head) groups, longest first ----------
-    const int group = p.heads / p.heads_k;
-    // Query heads with work items of their own per (batch, K/V head): all of the group's, or one when
-    // the group's heads are packed into the rows of one item (pack_gqa).
-    const int own = p.pack_gqa ? 1 : group;
-    const long long items = static_cast<long long>(p.batch) * p.heads_k * own * p.m_tiles;
-    order::problem pr;
-    pr.tiles_m = items * p.num_splits * v_slices;
-    pr.topology = Target::chiplets;
-    long long logical = order::dispatch_inverse<order::contiguous>(pr)(ctx.block().rank());
-    const int split = static_cast<int>(logical % p.num_splits);
-    logical /= p.num_splits;
-    const int c0 = v_slices > 1 ? static_cast<int>(logical % v_slices) * DvB : 0;  // first V / O column
-    const long long item = logical / v_slices;
-    const long long per_group = static_cast<long long>(own) * p.m_tiles;
-    const int gi = static_cast<int>(item / per_group);
-    const int b = gi / p.heads_k, hk = gi % p.heads_k;
-    const int r = static_cast<int>(item % per_group);
-    const int mt_rank = r / own;
-    const int h = hk * group + r % own;  // packed: the group's first head
-    const int mt = p.longest_first ? p.m_tiles - 1 - mt_rank : mt_rank;
-
-    const detail::seq_view sq = detail::sequence(p, b);
+    const work_item wi = locate(p, ctx.block().rank());
+    const int split = wi.split, c0 = wi.c0, b = wi.b, hk = wi.hk, h = wi.h, m0 = wi.m0, rows_q = wi.rows_q;
+    const detail::seq_view sq = wi.sq;
     // The block's rows: query positions of head h, or (pack_gqa) the group's heads at position 0.
-    // row_pos: a row's position in the sequence; rows_q: the rows that exist.
+    // row_pos: a row's position in the sequence.
     const bool packed = p.pack_gqa != 0;
-    const int rows_q = packed ? (sq.sq > 0 ? group : 0) : sq.sq;
     auto row_pos = [&](int i) { return packed ? 0 : i; };
     const long long q_ld = packed ? p.q_hs : p.q_rs;  // elements between the block's consecutive rows of Q
-    const int m0 = mt * BM;
     if (m0 >= rows_q) return;  // a tile past this sequence's end (varlen / padded): nothing to write
     const int wm0 = m0 + w * WM;            // this warp's first query row
 
@@ -361,7 +354,7 @@ struct forward_kernel {
     // Slot r's row of the block, its query position inside the sequence and its diagonal key (sk - sq +
     // position, inside int like both), and its query head (packed rows past the group keep h, so no
     // per-head array is read past its end): recomputed where used rather than held.
-    auto qrow = [&](int r) { return wm0 + rows::row_of(lane, r); };
+    auto qrow = [&](int r) { return wm0 + row_of(lane, r); };
     auto qidx = [&](int r) { return row_pos(qrow(r)); };
     auto qpos = [&](int r) { return qidx(r) + sq.off; };
     auto qhead = [&](int r) { return packed && qrow(r) < rows_q ? h + qrow(r) : h; };
@@ -410,11 +403,11 @@ struct forward_kernel {
     // run first (FlashAttention-2 also runs its masked steps first), then the interior ones in a loop
     // of their own, compiled without the mask code. Under a mask mod every tile is an edge tile.
     // Only in the kernels whose registers hold both loops' state (the 16-bit mma.sync kernels with P
-    // and Q in registers, without the optional score features): elsewhere the second copy of the
+    // in registers and Q in registers or in the tall tile, without the optional score features): elsewhere the second copy of the
     // loop made the compilers spill (compile check, 2026-12-06: 20-172 B on sm_80 / sm_90a / sm_100a
     // in the feature, fp8 and staged-Q kernels, 6-94 VGPRs in the MFMA ones).
     constexpr bool interior_form =
-        std::is_same_v<MaskMod, no_mask_mod> && !extras && p_in_registers && use_ldmatrix && !q_in_shared;
+        std::is_same_v<MaskMod, no_mask_mod> && !extras && p_in_registers && use_ldmatrix && (!q_in_shared || row_atoms > 1);
     int ti_lo = t_hi, ti_hi = t_hi;
     if constexpr (interior_form) {
       long long in_lo = 0, in_hi = sq.sk;  // the keys every row sees (64 bits: windows up to INT_MAX)
@@ -428,6 +421,8 @@ struct forward_kernel {
       }
     }
     const int n_left = ti_lo - t_lo, n_edge = tiles - (ti_hi - ti_lo);
+    // The warp's rows of a staged Q tile.
+    [[maybe_unused]] const Elem* const q_warp = sm.q + w * WM * ldq;
     auto tile_of = [&](int i) { return i < n_left ? t_lo + i : i < n_edge ? ti_hi + (i - n_left) : ti_lo + (i - n_edge); };
 
     for (int s = 0; s < stages - 1; ++s) {
@@ -464,9 +459,9 @@ struct forward_kernel {
         prepare(kf);
         if constexpr (q_in_shared) {
           if constexpr (use_ldmatrix) {
-            k_frags::load_a(ctx, qf[0], sm.q + kk * atom::K, ldq, true, w * WM);
+            k_frags::load_a(ctx, qf[0], q_warp + kk * atom::K, ldq, true, 0);
           } else {
-            const mma::matrix_ref<const Elem> qs{sm.q + w * WM * ldq, WM, D, ldq};
+            const mma::matrix_ref<const Elem> qs{q_warp, WM, D, ldq};
             s_tile::template load_a<mma::edges::inside>(ctx, qf[0], qs, 0, kk * atom::K);
           }
           prepare(qf[0]);
@@ -486,33 +481,35 @@ struct forward_kernel {
       STRATA_UNROLL
       for (int r = 0; r < slots; ++r) mx[r] = m_run[r], raw_max[r] = detail::neg_inf();
       STRATA_UNROLL
-      for (int jn = 0; jn < s_tile::atoms_n; ++jn)
+      for (int i = 0; i < row_atoms; ++i)
         STRATA_UNROLL
-        for (int v = 0; v < atom::c_values; ++v) {
-          const int r = rows::slot_of(v);
-          const int j = n0 + jn * atom::N + atom::c_coord(lane, v).col;
-          // Bitwise, not short-circuit: a select per score, no branch.
-          const bool keep = Edge ? (j >= j_lo[r]) & (j < j_hi[r]) & mask_mod(b, qhead(r), qidx(r), j) : true;
-          if constexpr (folded) {
-            const float x = keep ? sacc.f[0][jn].v[v] : detail::neg_inf();
-            sacc.f[0][jn].v[v] = x;
-            raw_max[r] = ::fmaxf(raw_max[r], x);
-            continue;
-          }
-          // The logit in natural units, then log2 units.
-          float x = sacc.f[0][jn].v[v] * s_scale;
-          if constexpr (extras) {
-            if (p.softcap > 0.f) x = p.softcap * arch::tanh_fast(x * inv_softcap);
-            if (p.alibi) {
-              const int dist = qpos(r) - j;
-              x -= slope[r] * static_cast<float>(dist < 0 ? -dist : dist);
+        for (int jn = 0; jn < s_tile::atoms_n; ++jn)
+          STRATA_UNROLL
+          for (int v = 0; v < atom::c_values; ++v) {
+            const int r = slot_of(i, v);
+            const int j = n0 + jn * atom::N + atom::c_coord(lane, v).col;
+            // Bitwise, not short-circuit: a select per score, no branch.
+            const bool keep = Edge ? (j >= j_lo[r]) & (j < j_hi[r]) & mask_mod(b, qhead(r), qidx(r), j) : true;
+            if constexpr (folded) {
+              const float x = keep ? sacc.f[i][jn].v[v] : detail::neg_inf();
+              sacc.f[i][jn].v[v] = x;
+              raw_max[r] = ::fmaxf(raw_max[r], x);
+              continue;
             }
+            // The logit in natural units, then log2 units.
+            float x = sacc.f[i][jn].v[v] * s_scale;
+            if constexpr (extras) {
+              if (p.softcap > 0.f) x = p.softcap * arch::tanh_fast(x * inv_softcap);
+              if (p.alibi) {
+                const int dist = qpos(r) - j;
+                x -= slope[r] * static_cast<float>(dist < 0 ? -dist : dist);
+              }
+            }
+            x = score_mod(x, b, qhead(r), qidx(r), j) * log2e;
+            x = keep ? x : detail::neg_inf();
+            sacc.f[i][jn].v[v] = x;
+            mx[r] = ::fmaxf(mx[r], x);
           }
-          x = score_mod(x, b, qhead(r), qidx(r), j) * log2e;
-          x = keep ? x : detail::neg_inf();
-          sacc.f[0][jn].v[v] = x;
-          mx[r] = ::fmaxf(mx[r], x);
-        }
       if constexpr (folded) {
         STRATA_UNROLL
         for (int r = 0; r < slots; ++r) mx[r] = ::fmaxf(mx[r], raw_max[r] * exp2_scale);  // -inf stays -inf
@@ -540,26 +537,28 @@ struct forward_kernel {
         }
       }
       STRATA_UNROLL
-      for (int jn = 0; jn < s_tile::atoms_n; ++jn)
+      for (int i = 0; i < row_atoms; ++i)
         STRATA_UNROLL
-        for (int v = 0; v < atom::c_values; ++v) {
-          const int r = rows::slot_of(v);
-          const float pv = folded ? arch::exp2_approx(::fmaf(sacc.f[0][jn].v[v], exp2_scale, -m_ref[r]))
-                                  : arch::exp2_approx(sacc.f[0][jn].v[v] - m_ref[r]);
-          sum[r] += pv;
-          float kept = pv;
-          if (extras && p.dropout_p > 0.f) {
-            bool keep = false;
-            if constexpr (grouped_draws) {
-              keep = dropout_byte(draws[r][jn / 8], (jn % 8) * 2 + v % 2) >= p.dropout_threshold;
-            } else {
-              const int j = n0 + jn * atom::N + atom::c_coord(lane, v).col;
-              keep = dropout_keep(p.seed, p.offset, p.dropout_threshold, b, p.heads, qhead(r), qidx(r), j);
+        for (int jn = 0; jn < s_tile::atoms_n; ++jn)
+          STRATA_UNROLL
+          for (int v = 0; v < atom::c_values; ++v) {
+            const int r = slot_of(i, v);
+            const float pv = folded ? arch::exp2_approx(::fmaf(sacc.f[i][jn].v[v], exp2_scale, -m_ref[r]))
+                                    : arch::exp2_approx(sacc.f[i][jn].v[v] - m_ref[r]);
+            sum[r] += pv;
+            float kept = pv;
+            if (extras && p.dropout_p > 0.f) {
+              bool keep = false;
+              if constexpr (grouped_draws) {
+                keep = dropout_byte(draws[r][jn / 8], (jn % 8) * 2 + v % 2) >= p.dropout_threshold;
+              } else {
+                const int j = n0 + jn * atom::N + atom::c_coord(lane, v).col;
+                keep = dropout_keep(p.seed, p.offset, p.dropout_threshold, b, p.heads, qhead(r), qidx(r), j);
+              }
+              kept = keep ? pv * drop_scale : 0.f;
             }
-            kept = keep ? pv * drop_scale : 0.f;
+            sacc.f[i][jn].v[v] = kept;
           }
-          sacc.f[0][jn].v[v] = kept;
-        }
       STRATA_UNROLL
       for (int r = 0; r < slots; ++r) {
         l_run[r] = l_run[r] * alpha[r] + rows::reduce_sum(warp, sum[r]);
@@ -580,19 +579,22 @@ struct forward_kernel {
         if constexpr (p_in_registers) {
           // A value v of this K step is C value v % c_values of the (v / c_values)-th atom of it.
           constexpr int per_step = atom::K / atom::N;
-          const auto p_at = [&](int v) { return sacc.f[0][kk * per_step + v / atom::c_values].v[v % atom::c_values]; };
-          if constexpr (arch::half_float<Elem> && atom::a_values % 2 == 0 && atom::c_values % 2 == 0) {
-            // Two at a time: one cvt.rn.{f16,bf16}x2.f32 on CUDA (arch/narrow.hpp; a NaN in P makes O
-            // NaN whatever its bits, so the canonical-NaN fix-up of a stored conversion is not needed).
-            STRATA_UNROLL
-            for (int v = 0; v < atom::a_values; v += 2) {
-              const std::uint32_t two = arch::narrow_pair<Elem>(p_at(v), p_at(v + 1));
-              pf.f[0][0].v[v] = Elem::from_bits(static_cast<std::uint16_t>(two));
-              pf.f[0][0].v[v + 1] = Elem::from_bits(static_cast<std::uint16_t>(two >> 16));
+          STRATA_UNROLL
+          for (int i = 0; i < row_atoms; ++i) {
+            const auto p_at = [&](int v) { return sacc.f[i][kk * per_step + v / atom::c_values].v[v % atom::c_values]; };
+            if constexpr (arch::half_float<Elem> && atom::a_values % 2 == 0 && atom::c_values % 2 == 0) {
+              // Two at a time: one cvt.rn.{f16,bf16}x2.f32 on CUDA (arch/narrow.hpp; a NaN in P makes O
+              // NaN whatever its bits, so the canonical-NaN fix-up of a stored conversion is not needed).
+              STRATA_UNROLL
+              for (int v = 0; v < atom::a_values; v += 2) {
+                const std::uint32_t two = arch::narrow_pair<Elem>(p_at(v), p_at(v + 1));
+                pf.f[i][0].v[v] = Elem::from_bits(static_cast<std::uint16_t>(two));
+                pf.f[i][0].v[v + 1] = Elem::from_bits(static_cast<std::uint16_t>(two >> 16));
+              }
+            } else {
+              STRATA_UNROLL
+              for (int v = 0; v < atom::a_values; ++v) pf.f[i][0].v[v] = static_cast<Elem>(p_at(v));
             }
-          } else {
-            STRATA_UNROLL
-            for (int v = 0; v < atom::a_values; ++v) pf.f[0][0].v[v] = static_cast<Elem>(p_at(v));
           }
         } else {
           o_tile::template load_a<mma::edges::inside>(ctx, pf, pm, 0, kk * atom::K);
@@ -646,31 +648,75 @@ struct forward_kernel {
       lse[r] = l_run[r] > 0.f ? m_run[r] * 0.6931471805599453f + ::logf(l_run[r]) : detail::neg_inf();
     }
     rescale(acc, inv);
-    const int rows_left = detail::imax(rows_q - wm0, 0);
-    const bool lse_writer = rows::row_leader(lane) && c0 == 0;
+    // The work item again, from the block's rank behind an opaque copy: recomputed here (a few
+    // dozen integer instructions once per block) rather than held in registers through the key loop,
+    // where the tall tile's kernels have none to spare (ptxas spilled the warp's first row on sm_80).
+    const work_item we = locate(p, arch::opaque(static_cast<unsigned>(ctx.block().rank())));
+    const int wm0_out = we.m0 + w * WM;
+    auto out_row = [&](int r) { return wm0_out + row_of(lane, r); };
+    const int rows_left = detail::imax(we.rows_q - wm0_out, 0);
+    const bool lse_writer = rows::row_leader(lane) && we.c0 == 0;
     if (p.num_splits == 1) {
       const long long o_ld = packed ? p.o_hs : p.o_rs;
       // The LSE of row i: position i of head h, or (packed) head h + i.
-      const long long lse0 = b * p.lse_bs + h * p.lse_hs + sq.q0, lse_step = packed ? p.lse_hs : 1;
-      out_type* ob = static_cast<out_type*>(p.o) + b * p.o_bs + static_cast<long long>(sq.q0) * p.o_rs + h * p.o_hs + wm0 * o_ld;
+      const long long lse0 = we.b * p.lse_bs + we.h * p.lse_hs + we.sq.q0, lse_step = packed ? p.lse_hs : 1;
+      out_type* ob = static_cast<out_type*>(p.o) + we.b * p.o_bs + static_cast<long long>(we.sq.q0) * p.o_rs + we.h * p.o_hs +
+                     wm0_out * o_ld;
       STRATA_UNROLL
       for (int op = 0; op < o_parts; ++op)
-        o_tile::template store_c<mma::edges::rows>(ctx, acc[op], mma::matrix_ref<out_type>{ob + c0, rows_left, DvB, o_ld}, 0, op * o_cols);
+        o_tile::template store_c<mma::edges::rows>(ctx, acc[op], mma::matrix_ref<out_type>{ob + we.c0, rows_left, DvB, o_ld}, 0, op * o_cols);
       STRATA_UNROLL
       for (int r = 0; r < slots; ++r)
-        if (p.lse && lse_writer && qrow(r) < rows_q) p.lse[lse0 + qrow(r) * lse_step] = lse[r];
+        if (p.lse && lse_writer && out_row(r) < we.rows_q) p.lse[lse0 + out_row(r) * lse_step] = lse[r];
     } else {
       // Partials of (split, b, head, position): with packed rows (seqlen_q 1) row i is head h + i,
       // one row further, as a position is without packing.
-      const long long row0 = ((static_cast<long long>(split) * p.batch + b) * p.heads + h) * p.seqlen_q;
+      const long long row0 = ((static_cast<long long>(we.split) * p.batch + we.b) * p.heads + we.h) * p.seqlen_q;
       STRATA_UNROLL
       for (int op = 0; op < o_parts; ++op)
-        o_tile::template store_c<mma::edges::rows>(ctx, acc[op], mma::matrix_ref<float>{p.part_o + (row0 + wm0) * Dv + c0, rows_left, DvB, Dv},
-                                                   0, op * o_cols);
+        o_tile::template store_c<mma::edges::rows>(
+            ctx, acc[op], mma::matrix_ref<float>{p.part_o + (row0 + wm0_out) * Dv + we.c0, rows_left, DvB, Dv}, 0, op * o_cols);
       STRATA_UNROLL
       for (int r = 0; r < slots; ++r)
-        if (lse_writer && qrow(r) < rows_q) p.part_lse[row0 + qrow(r)] = lse[r];
+        if (lse_writer && out_row(r) < we.rows_q) p.part_lse[row0 + out_row(r)] = lse[r];
     }
+  }
+
+  /// A block's work item: its split, first V / O column, batch entry, K/V head, query head (packed:
+  /// the group's first), first query row, the rows that exist and its sequence. Block ids are mapped
+  /// through the chiplet dispatch inverse, then items are ordered (batch, K/V head) outermost and,
+  /// inside a group, causal tiles longest first.
+  struct work_item {
+    int split, c0, b, hk, h, m0, rows_q;
+    detail::seq_view sq;
+  };
+  STRATA_HOST_DEVICE static work_item locate(const params& p, long long rank) {
+    work_item wi{};
+    const int group = p.heads / p.heads_k;
+    // Query heads with work items of their own per (batch, K/V head): all of the group's, or one when
+    // the group's heads are packed into the rows of one item (pack_gqa).
+    const int own = p.pack_gqa ? 1 : group;
+    const long long items = static_cast<long long>(p.batch) * p.heads_k * own * p.m_tiles;
+    order::problem pr;
+    pr.tiles_m = items * p.num_splits * v_slices;
+    pr.topology = Target::chiplets;
+    long long logical = order::dispatch_inverse<order::contiguous>(pr)(rank);
+    wi.split = static_cast<int>(logical % p.num_splits);
+    logical /= p.num_splits;
+    wi.c0 = v_slices > 1 ? static_cast<int>(logical % v_slices) * DvB : 0;
+    const long long item = logical / v_slices;
+    const long long per_group = static_cast<long long>(own) * p.m_tiles;
+    const int gi = static_cast<int>(item / per_group);
+    wi.b = gi / p.heads_k, wi.hk = gi % p.heads_k;
+    const int r = static_cast<int>(item % per_group);
+    const int mt_rank = r / own;
+    wi.h = wi.hk * group + r % own;
+    const int mt = p.longest_first ? p.m_tiles - 1 - mt_rank : mt_rank;
+    wi.m0 = mt * BM;
+    wi.sq = detail::sequence(p, wi.b);
+    // Packed rows are the group's heads at position 0; otherwise the sequence's query positions.
+    wi.rows_q = p.pack_gqa ? (wi.sq.sq > 0 ? group : 0) : wi.sq.sq;
+    return wi;
   }
 
   // The atom's operand rewrite after each fragment load (mfma_ocp_fp8.hpp); nothing for the others.
@@ -686,9 +732,11 @@ struct forward_kernel {
     STRATA_UNROLL
     for (int op = 0; op < o_parts; ++op)
       STRATA_UNROLL
-      for (int j = 0; j < o_tile::atoms_n; ++j)
+      for (int i = 0; i < row_atoms; ++i)
         STRATA_UNROLL
-        for (int v = 0; v < atom::c_values; ++v) acc[op].f[0][j].v[v] *= f[rows::slot_of(v)];
+        for (int j = 0; j < o_tile::atoms_n; ++j)
+          STRATA_UNROLL
+          for (int v = 0; v < atom::c_values; ++v) acc[op].f[i][j].v[v] *= f[slot_of(i, v)];
   }
 };
 

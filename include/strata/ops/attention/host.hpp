@@ -287,7 +287,8 @@ inline forward_params base_params(const tensor& q, const tensor& k, const tensor
 }
 
 template <class Elem, int D, int Dv, class Target>
-constexpr bool fits = default_config<Target, Elem, D, Dv>().block_n > 0;
+constexpr bool fits = default_config<Target, Elem, D, Dv, forward_tile::standard>().block_n > 0 &&
+                     default_config<Target, Elem, D, Dv, forward_tile::tall>().block_n > 0;
 
 /// Whether the forward packs the query heads of a GQA group into one block's rows (forward.hpp,
 /// pack_gqa): one query row per sequence, not packed sequences, more query heads than K/V heads.
@@ -300,8 +301,10 @@ inline bool packs_gqa(int seqlen_q, bool varlen, int heads, int heads_k) {
 struct no_check {
   void operator()() const {}
 };
+/// `Tile`: the query tile of the plain kernel (config.hpp, forward_tile); the kernels with optional
+/// score features or mods always take the standard one.
 template <class Elem, int D, int Dv, class Target, class SM, class MM, class Before = no_check,
-          kv_storage KV = kv_storage::contiguous>
+          kv_storage KV = kv_storage::contiguous, forward_tile Tile = forward_tile::tall>
 void launch_forward(stream& s, const std::string& op, forward_params fp, const SM& sm, const MM& mm,
                     const Before& before = {}) {
   if constexpr (!fits<Elem, D, Dv, Target>) {
@@ -318,22 +321,27 @@ void launch_forward(stream& s, const std::string& op, forward_params fp, const S
   } else {
     // Two kernels: without the optional score features (the common case, a shorter element loop) and
     // with them (config.hpp, score_features).
-    using K = forward_kernel<Elem, D, Dv, Target, default_config<Target, Elem, D, Dv>(), SM, MM, score_features::none, KV>;
-    using KX = forward_kernel<Elem, D, Dv, Target, default_config<Target, Elem, D, Dv>(), SM, MM, score_features::any, KV>;
-    static_assert(K::BM == KX::BM && K::v_slices == KX::v_slices && K::max_threads_per_block == KX::max_threads_per_block);
+    constexpr bool plain = std::is_same_v<SM, no_score_mod> && std::is_same_v<MM, no_mask_mod>;
+    constexpr forward_tile tile = plain ? Tile : forward_tile::standard;
+    using K = forward_kernel<Elem, D, Dv, Target, default_config<Target, Elem, D, Dv, tile>(), SM, MM, score_features::none, KV>;
+    using KX = forward_kernel<Elem, D, Dv, Target, default_config<Target, Elem, D, Dv, forward_tile::standard>(), SM, MM,
+                              score_features::any, KV>;
+    static_assert(K::v_slices == KX::v_slices && K::max_threads_per_block == KX::max_threads_per_block);
     // One query row per sequence and GQA (decode's common case): the group's query heads share the
     // rows of one block (pack_gqa), which reads K and V once for all of them, instead of one block per
     // head computing one real row.
     fp.pack_gqa = packs_gqa(fp.seqlen_q, fp.cu_q != nullptr, fp.heads, fp.heads_k) ? 1 : 0;
     const int rows = fp.pack_gqa ? fp.heads / fp.heads_k : fp.seqlen_q;
-    fp.m_tiles = (rows + K::BM - 1) / K::BM;
+    const bool extras = fp.softcap > 0.f || fp.alibi || fp.dropout_p > 0.f;
+    const int block_m = extras ? KX::BM : K::BM;  // the launched kernel's query rows per block
+    fp.m_tiles = (rows + block_m - 1) / block_m;
     const long long blocks =
         static_cast<long long>(fp.batch) * (fp.pack_gqa ? fp.heads_k : fp.heads) * fp.m_tiles * fp.num_splits * K::v_slices;
     if (blocks == 0) return;
     if (blocks > 0x7fffffffLL) throw invalid_argument(op, "q", "needs " + num(blocks) + " blocks, more than one grid holds");
     before();
     const launch_shape shape{.grid = static_cast<int>(blocks), .block = K::max_threads_per_block};
-    if (fp.softcap > 0.f || fp.alibi || fp.dropout_p > 0.f) {
+    if (extras) {
       KX kernel{};
       kernel.score_mod = sm;
       kernel.mask_mod = mm;
@@ -514,11 +522,14 @@ void attention_decode(stream& s, const attn::tensor& q, const attn::tensor& k_ca
     }
     A::detail::with_dims(q.dim, v_cache.dim, [&](auto d, auto dv) {
       constexpr int D = decltype(d)::value, Dv = decltype(dv)::value;
+      // The standard query tile: a decode block holds 1-16 tokens or one GQA group's heads.
+      constexpr auto tile = A::forward_tile::standard;
       if (paged)
-        A::detail::launch_forward<Elem, D, Dv, Target, A::no_score_mod, A::no_mask_mod, A::detail::no_check, A::kv_storage::paged>(
-            s, op, fp, A::no_score_mod{}, A::no_mask_mod{});
+        A::detail::launch_forward<Elem, D, Dv, Target, A::no_score_mod, A::no_mask_mod, A::detail::no_check, A::kv_storage::paged,
+                                  tile>(s, op, fp, A::no_score_mod{}, A::no_mask_mod{});
       else
-        A::detail::launch_forward<Elem, D, Dv, Target>(s, op, fp, A::no_score_mod{}, A::no_mask_mod{});
+        A::detail::launch_forward<Elem, D, Dv, Target, A::no_score_mod, A::no_mask_mod, A::detail::no_check,
+                                  A::kv_storage::contiguous, tile>(s, op, fp, A::no_score_mod{}, A::no_mask_mod{});
     });
     if (splits > 1) {
       A::detail::combine_params cp{};
