@@ -45,15 +45,17 @@ TEST_CASE("attention forward on sm80: edge tiles, then interior tiles without th
   check<bf16, 96, 96, sm80>({.batch = 1, .heads = 1, .heads_k = 1, .sq = 65, .sk = 192});  // interior only, and one row past
 }
 
-// FlashAttention-2's tall query tile (config.hpp, forward_tile::tall): the plain kernel at head dim
-// 128 on sm80 takes 32 rows per warp (two atoms of rows, four softmax slots per lane), 128 per block,
-// Q staged in shared memory. Rows that end inside a warp's second atom, several row tiles, every mask
-// and layout, packed and padded sequences, GQA and sinks.
-TEST_CASE("attention forward on sm80: the tall query tile at head dim 128", "[attention]") {
+// FlashAttention-2's tall query tile (config.hpp, forward_tile::tall): the plain kernel at head dims
+// 64 and 128 on sm80 takes 32 rows per warp (two atoms of rows, four softmax slots per lane), 128 per
+// block, Q staged in shared memory. Rows that end inside a warp's second atom, several row tiles, every
+// mask and layout, packed and padded sequences, GQA and sinks.
+TEST_CASE("attention forward on sm80: the tall query tile at head dims 64 and 128", "[attention]") {
   using tall = A::forward_kernel<bf16, 128, 128, sm80>;
   STATIC_REQUIRE(tall::BM == 128);
   STATIC_REQUIRE(tall::row_atoms == 2);
+  STATIC_REQUIRE(A::forward_kernel<f16, 64, 64, sm80>::BM == 128);
   STATIC_REQUIRE(A::default_config<sm80, bf16, 128, 128, A::forward_tile::standard>().row_atoms == 1);
+  STATIC_REQUIRE(A::default_config<sm80, bf16, 96, 96>().row_atoms == 1);
   check<bf16, 128, 128, sm80>({.batch = 1, .heads = 2, .heads_k = 1, .sq = 300, .sk = 170});  // rows 256..299: warp 1's second atom ends at 300
   A::options c;
   c.causal = true;
@@ -70,6 +72,15 @@ TEST_CASE("attention forward on sm80: the tall query tile at head dim 128", "[at
   A::options none;
   none.causal = true, none.window_left = 3;
   CHECK(check<bf16, 128, 128, sm80>({.batch = 1, .heads = 1, .heads_k = 1, .sq = 190, .sk = 60, .opt = none}) == 130);
+  // Head dim 64: 64-key tiles.
+  check<bf16, 64, 64, sm80>({.batch = 2, .heads = 2, .heads_k = 2, .sq = 161, .sk = 300, .varlen = true, .opt = br});
+  check<f16, 64, 64, sm80>({.batch = 1, .heads = 4, .heads_k = 1, .sq = 270, .sk = 199, .bhsd = true, .opt = w});
+  check<bf16, 64, 64, sm80>({.batch = 2, .heads = 2, .heads_k = 1, .sq = 129, .sk = 130, .padded = true, .nan_padding = true,
+                             .opt = c, .sinks = {1.f, -0.5f}});
+  // The narrower key tiles of sm_90a (32 keys at D 64) and sm_100a (16 at D 128).
+  STATIC_REQUIRE(A::default_config<strata::arch::sm100a, bf16, 128, 128>().block_n == 16);
+  check<f16, 64, 64, strata::arch::sm90a>({.batch = 1, .heads = 2, .heads_k = 1, .sq = 131, .sk = 100, .opt = c});
+  check<bf16, 128, 128, strata::arch::sm100a>({.batch = 1, .heads = 2, .heads_k = 2, .sq = 140, .sk = 75, .opt = w});
 }
 
 TEST_CASE("attention forward on gfx942 (MFMA, wave64, 8 chiplets)", "[attention]") {

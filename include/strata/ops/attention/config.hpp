@@ -127,13 +127,15 @@ constexpr kernel_config default_config() {
   using A = atom_for<Target, Elem>;
   const int warps = A::M == Target::warp_size ? (Target::warp_size == 64 ? 1 : 2) : 4;
   const bool mma_sync = Target::atoms.has(arch::atom_family::mma_sync_f16);
-  // FlashAttention-2's tile for prefill at head dim 128 on 16-bit mma.sync: 32 query rows per warp
-  // (two atoms), 128 per block, Q staged in shared memory and read with ldmatrix per key tile. Each K
-  // and V fragment a warp reads from shared memory then serves twice the rows: per 32 keys and 32 rows,
-  // 192 ldmatrix wavefronts and 32 of cp.async against 256 and 64 with 16 rows (shared memory bounds
-  // this kernel; docs/attention.md). The O accumulator (64 fp32 registers per 16 rows at Dv 128) is what
-  // limits it to head dims up to 128: ptxas takes all 255 registers at 32 keys per tile and spills at 64.
-  const bool tall = Tile == forward_tile::tall && mma_sync && sizeof(Elem) == 2 && D == 128 && Dv == 128;
+  // FlashAttention-2's tile for prefill at head dims 64 and 128 on 16-bit mma.sync: 32 query rows per
+  // warp (two atoms), 128 per block, Q staged in shared memory and read with ldmatrix per key tile.
+  // Each K and V fragment a warp reads from shared memory then serves twice the rows: at D 128, per 32
+  // keys and 32 rows, 192 ldmatrix wavefronts and 32 of cp.async against 256 and 64 with 16 rows
+  // (shared memory bounds this kernel; docs/attention.md). The O accumulator (64 fp32 registers per
+  // 16 rows at Dv 128) limits the key tile: ptxas takes all 255 registers at 32 keys per tile and
+  // spills at 64 (D 128), and spills at 128 keys at D 64. D 96 (5.70 per HMMA) and 32 (8.19) stay
+  // standard: their tall loops issue more per HMMA than the standard ones' and those head dims are rare.
+  const bool tall = Tile == forward_tile::tall && mma_sync && sizeof(Elem) == 2 && D == Dv && (D == 64 || D == 128);
   const int row_atoms = tall ? 2 : 1;
   const int block_m = warps * A::M * row_atoms;
   // sm_90a / sm_100a: ptxas (13.0) spills a few bytes with 64-key tiles (16-bit D 64..192); 32 keys
@@ -147,7 +149,8 @@ constexpr kernel_config default_config() {
   // spills everywhere but at head dim 64 on mma.sync, where ptxas caps itself at 128 registers and
   // spills 8 B (sm_90a); 64 keys take 158-163 registers there and do not.
   const bool fp8 = sizeof(Elem) == 1 && A::K == 32;
-  if (tall) cap = cap < 32 ? cap : 32;
+  const int tall_cap = D == 128 ? 32 : 64;
+  if (tall) cap = cap < tall_cap ? cap : tall_cap;
   if (fp8) cap = mma_sync && D == 64 ? 64 : 32;
   // mma.sync with both head dims 192 or more: the Q fragments (D / 4 registers per thread) and the O
   // accumulator (Dv / 2) do not both fit 255 registers (ptxas spilled 48-430 B at 256, and at 192 on
@@ -165,7 +168,7 @@ constexpr kernel_config default_config() {
   // 16-bit mma.sync at head dims up to 64: 128 keys per tile (FlashAttention-2's sm80 forward takes
   // 128 there too), so the per-tile row work (the O rescale, the row max / sum shuffles, the loop's
   // own instructions) is spread over twice the keys.
-  if (mma_sync && sizeof(Elem) == 2 && D <= 64 && Dv <= 64 && cap == 64) cap = 128;
+  if (mma_sync && sizeof(Elem) == 2 && D <= 64 && Dv <= 64 && cap == 64 && !tall) cap = 128;
   for (int bn : {128, 64, 32, 16, 8}) {
     if (bn > cap) continue;
     if (bn % A::N != 0 || bn % A::K != 0) continue;

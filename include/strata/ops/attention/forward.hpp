@@ -19,7 +19,8 @@
 //          ldmatrix and V with ldmatrix.trans (mma/ldmatrix_fragments.hpp), elsewhere element-wise
 //   softmax  in registers, on the accumulators (mma/accumulator_rows.hpp: which rows a lane holds and
 //          which lanes share them): scale, soft-cap, ALiBi, score_mod and the masks in place, then the
-//          running max m and sum l per row by xor shuffles inside the row's lane group. m is kept in
+//          running max m per row by xor shuffles inside the row's lane group, and each lane's part of
+//          the row's sum l (added across the lanes once, after the key loop). m is kept in
 //          log2 units (the logit times log2 e); without the mods each probability is one FFMA and
 //          one ex2.approx (arch/fast_math.hpp) from the raw score, the scale folded in, and with them
 //          one subtract and one ex2.approx from the logit in log2 units; the rescale factor
@@ -359,6 +360,10 @@ struct forward_kernel {
     auto qpos = [&](int r) { return qidx(r) + sq.off; };
     auto qhead = [&](int r) { return packed && qrow(r) < rows_q ? h + qrow(r) : h; };
     int j_lo[slots], j_hi[slots];      // its visible keys [j_lo, j_hi)
+    // m_run: the row's running max (the same in every lane of the row). l_run: this lane's part of
+    // the row's running sum, over the keys it holds; the parts are added across the row's lanes once,
+    // after the key loop (FlashAttention-2 does the same): the rescale by alpha is linear, so the
+    // sum of the rescaled parts is the rescaled sum, and no tile pays for the sum's shuffles.
     float m_run[slots], l_run[slots];
     float slope[slots];                // ALiBi's slope of the row's head
     STRATA_UNROLL
@@ -376,7 +381,7 @@ struct forward_kernel {
       l_run[r] = 0.f;
       if (p.sinks && split == 0) {  // the sink is one more logit in the denominator, with no value
         m_run[r] = p.sinks[qhead(r)] * log2e;
-        l_run[r] = 1.f;
+        l_run[r] = rows::row_leader(lane) ? 1.f : 0.f;  // counted once per row
       }
     }
     const float drop_scale = p.dropout_p > 0.f ? dropout_scale(p.dropout_threshold) : 1.f;
@@ -561,7 +566,7 @@ struct forward_kernel {
           }
       STRATA_UNROLL
       for (int r = 0; r < slots; ++r) {
-        l_run[r] = l_run[r] * alpha[r] + rows::reduce_sum(warp, sum[r]);
+        l_run[r] = l_run[r] * alpha[r] + sum[r];  // this lane's part (reduced after the loop)
         m_run[r] = mx[r];
       }
 
@@ -644,6 +649,7 @@ struct forward_kernel {
     float inv[slots], lse[slots];
     STRATA_UNROLL
     for (int r = 0; r < slots; ++r) {
+      l_run[r] = rows::reduce_sum(warp, l_run[r]);  // the row's sum from its lanes' parts
       inv[r] = l_run[r] > 0.f ? o_scale / l_run[r] : 0.f;
       lse[r] = l_run[r] > 0.f ? m_run[r] * 0.6931471805599453f + ::logf(l_run[r]) : detail::neg_inf();
     }
