@@ -154,9 +154,19 @@ struct backward_dkdv_mma_kernel {
     const Elem* qbase = static_cast<const Elem*>(p.q) + b * p.q_bs + static_cast<long long>(sq.q0) * p.q_rs;
     const Elem* obase = static_cast<const Elem*>(bp.dout) + b * bp.do_bs + static_cast<long long>(sq.q0) * bp.do_rs;
     auto pipe = make_pipeline<stages>(ctx);
-    // Step s: query head hk * group + s / m_tiles, query rows m_first + (s % m_tiles) BM.
-    auto load_step = [&](int st, int s) {
-      const int h = hk * group + s / m_tiles, m0 = m_first + (s % m_tiles) * BM;
+    // Step s: query head hk * group + s / m_tiles, query rows m_first + (s % m_tiles) BM, walked by
+    // advancing a (head, first row) pair rather than dividing s in every step.
+    struct step_at {
+      int h, m0;
+    };
+    const int m_end = m_first + m_tiles * BM;
+    const auto next_step = [&](step_at x) {
+      x.m0 += BM;
+      if (x.m0 >= m_end) x.m0 = m_first, ++x.h;
+      return x;
+    };
+    auto load_step = [&](int st, step_at where) {
+      const int h = where.h, m0 = where.m0;
       const int valid = sq.sq - m0;
       pipe.template copy_tile<q_copy>(sm.q[st], ldq, qbase + h * p.q_hs + static_cast<long long>(m0) * p.q_rs, p.q_rs, valid, D);
       pipe.template copy_tile<o_copy>(sm.dout[st], ldo, obase + h * bp.do_hs + static_cast<long long>(m0) * bp.do_rs, bp.do_rs, valid, Dv);
@@ -171,7 +181,7 @@ struct backward_dkdv_mma_kernel {
                                       sq.sk - n0, D);
       pipe.template copy_tile<v_copy>(sm.v, ldv, static_cast<const Elem*>(p.v) + b * p.v_bs + kv_row * p.v_rs + hk * p.v_hs, p.v_rs,
                                       sq.sk - n0, Dv);
-      if (steps > 0) load_step(st, 0);
+      if (steps > 0) load_step(st, step_at{hk * group, m_first});
       pipe.producer_commit();
     }
 
@@ -207,14 +217,15 @@ struct backward_dkdv_mma_kernel {
       i_span[r] = static_cast<int>(lo < hi ? hi - lo : 0);
     }
 
-    for (int s = 0; s < steps; ++s) {
+    step_at at{hk * group, m_first};
+    for (int s = 0; s < steps; ++s, at = next_step(at)) {
       const int st = pipe.consumer_wait();
       {
         const int ps = pipe.producer_acquire();
-        if (s + 1 < steps) load_step(ps, s + 1);
+        if (s + 1 < steps) load_step(ps, next_step(at));
         pipe.producer_commit();
       }
-      const int h = hk * group + s / m_tiles, m0 = m_first + (s % m_tiles) * BM;
+      const int h = at.h, m0 = at.m0;
 
       // ---- 1. S^T = K_kg Q^T and dP^T = V_kg dO^T for queries BMH hf .. + BMH: A = the group's 16
       // key rows, B(d, i) = Q(i, d) / dO(i, d) (the stages read k-contiguous, as the forward reads K);
