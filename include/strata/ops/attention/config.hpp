@@ -178,6 +178,14 @@ constexpr kernel_config default_config() {
   return {0, warps, 2, q_in_shared, v_slices, row_atoms};
 }
 
+/// Whether both query tiles' configurations of (target, element, head dims) have a K/V tile that fits.
+template <class Target, class Elem, int D, int Dv>
+constexpr bool fits_every_tile() {
+  constexpr kernel_config tall = default_config<Target, Elem, D, Dv, forward_tile::tall>();
+  constexpr kernel_config standard = default_config<Target, Elem, D, Dv, forward_tile::standard>();
+  return tall.block_n > 0 && standard.block_n > 0;
+}
+
 /// Whether (target, element, head dims) is shipped for a GPU build: compiled by the compile check
 /// (test/compile/attention_kernels.cu) without register spills or scratch. On a CUDA or HIP build the
 /// host entries throw strata::unsupported for the others; the emulator runs every configuration that fits.

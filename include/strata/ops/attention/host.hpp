@@ -287,8 +287,7 @@ inline forward_params base_params(const tensor& q, const tensor& k, const tensor
 }
 
 template <class Elem, int D, int Dv, class Target>
-constexpr bool fits = default_config<Target, Elem, D, Dv, forward_tile::standard>().block_n > 0 &&
-                     default_config<Target, Elem, D, Dv, forward_tile::tall>().block_n > 0;
+constexpr bool fits = fits_every_tile<Target, Elem, D, Dv>();
 
 /// Whether the forward packs the query heads of a GQA group into one block's rows (forward.hpp,
 /// pack_gqa): one query row per sequence, not packed sequences, more query heads than K/V heads.
