@@ -742,17 +742,7 @@ void run_sm90_backward(stream& s, const tensor& q, const tensor& k, const tensor
       if (K::blocks_of(p) > 0) launch(s, K::launch_shape_of(p), kernel, p);
     });
   };
-  using with_mods = sm90_backward_kernel<Elem, D, true, ScoreMod, MaskMod>;
-  if constexpr (with_mods::has_mods) {
-    with_mods kernel;
-    kernel.score_mod = score_mod;
-    kernel.mask_mod = mask_mod;
-    run(kernel);
-  } else if (sm90_backward_kernel<Elem, D, false>::extra_option(opt)) {
-    run(sm90_backward_kernel<Elem, D, true>{});
-  } else {
-    run(sm90_backward_kernel<Elem, D, false>{});
-  }
+  detail::with_sm90_form<sm90_backward_kernel, Elem, D>(opt, score_mod, mask_mod, run);
 }
 
 }  // namespace strata::attn

@@ -85,4 +85,23 @@ copy::tensor_map sm90_head_map(const tensor& t, int rows, long long seq_rows, bo
   return copy::make_tensor_map(m);
 }
 
+/// Runs `run(kernel)` with the form of a Hopper attention kernel (sm90_forward_kernel,
+/// sm90_backward_kernel: template <Elem, D, Extras, ScoreMod, MaskMod>) that the call needs: the
+/// form with extras carrying the mods when there are any, the form with extras (no mods) when the
+/// options ask for soft-cap, ALiBi or dropout, and the plain form otherwise.
+template <template <class, int, bool, class, class> class Kernel, class Elem, int D, class ScoreMod, class MaskMod, class Run>
+void with_sm90_form(const options& opt, const ScoreMod& score_mod, const MaskMod& mask_mod, const Run& run) {
+  using with_mods = Kernel<Elem, D, true, ScoreMod, MaskMod>;
+  if constexpr (with_mods::has_mods) {
+    with_mods kernel;
+    kernel.score_mod = score_mod;
+    kernel.mask_mod = mask_mod;
+    run(kernel);
+  } else if (sm90_extra_option(opt)) {
+    run(Kernel<Elem, D, true, no_score_mod, no_mask_mod>{});
+  } else {
+    run(Kernel<Elem, D, false, no_score_mod, no_mask_mod>{});
+  }
+}
+
 }  // namespace strata::attn::detail
