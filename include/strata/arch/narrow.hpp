@@ -4,6 +4,7 @@
 // (attention's P = exp(S - m), the A operand of P V).
 //
 //   const std::uint32_t pair = strata::arch::narrow_pair<bf16>(x0, x1);  // x0 in the low half
+//   strata::arch::store_narrow_pair(p, x0, x1);                           // p[0], p[1]: one 32-bit store
 //
 // The bits are T(x) of numeric/ (round to nearest, ties to even, subnormals kept, overflow to Inf)
 // for every input but NaN. A NaN gives a NaN whose sign and payload may differ from numeric's
@@ -18,6 +19,7 @@
 
 #include <concepts>
 #include <cstdint>
+#include <cstring>
 
 #include "strata/config/config.hpp"
 #include "strata/numeric/bf16.hpp"
@@ -35,6 +37,19 @@ STRATA_HOST_DEVICE STRATA_FORCEINLINE std::uint32_t narrow_pair(float first, flo
   return ::strata::detail::fp::cuda_cvt_pair<T::bit_format>(first, second);  // numeric's one spelling of the instruction
 #else
   return static_cast<std::uint32_t>(T(first).bits()) | static_cast<std::uint32_t>(T(second).bits()) << 16;
+#endif
+}
+
+/// narrow_pair(first, second) written to at[0] and at[1] by one 32-bit store (`at` 4-byte aligned).
+/// Storing the halves one by one made nvcc split the pair and join it again (a shift and a byte
+/// permute per pair) before one 32-bit store anyway.
+template <half_float T>
+STRATA_HOST_DEVICE STRATA_FORCEINLINE void store_narrow_pair(T* at, float first, float second) {
+  const std::uint32_t two = narrow_pair<T>(first, second);
+#if STRATA_DEVICE_PASS
+  *reinterpret_cast<std::uint32_t*>(at) = two;
+#else
+  std::memcpy(at, &two, sizeof two);  // no aliasing question on the host
 #endif
 }
 

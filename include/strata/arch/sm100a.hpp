@@ -15,7 +15,8 @@ struct sm100a {
   static constexpr int max_cluster_size = 8;
   static constexpr atom_set atoms = atom_family::fma | atom_family::mma_sync_f16 | atom_family::mma_sync_tf32 |
                                     atom_family::mma_sync_i8 | atom_family::mma_sync_f8 | atom_family::tcgen05 |
-                                    atom_family::cp_async | atom_family::ldmatrix | atom_family::tma;
+                                    atom_family::cp_async | atom_family::ldmatrix | atom_family::tma |
+                                    atom_family::red_vector;
   // B200: two dies of 74 active SMs (148 in all), ~126 MB L2 in total (secondary sources), joined by
   // NV-HBI and presented as one GPU. NVIDIA documents no die id nor how blocks are placed on dies:
   // the contiguous split below is a model and marked experimental.

@@ -15,7 +15,8 @@ struct sm90a {
   static constexpr int max_cluster_size = 8;                         // portable limit (16 non-portable)
   static constexpr atom_set atoms = atom_family::fma | atom_family::mma_sync_f16 | atom_family::mma_sync_tf32 |
                                     atom_family::mma_sync_i8 | atom_family::mma_sync_f8 | atom_family::wgmma |
-                                    atom_family::cp_async | atom_family::ldmatrix | atom_family::tma;
+                                    atom_family::cp_async | atom_family::ldmatrix | atom_family::tma |
+                                    atom_family::red_vector;
   // H100/H200 SXM: 132 SMs, 50 MB L2 built as two partitions with a "far" half (not exposed by CUDA);
   // modelled as one chiplet.
   static constexpr chiplet_topology chiplets{.count = 1,

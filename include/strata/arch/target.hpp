@@ -36,6 +36,7 @@ enum class atom_family : std::uint32_t {
   buffer_load = 1u << 13,     // AMD buffer loads with hardware range checks
   buffer_load_lds = 1u << 14, // AMD buffer load straight into LDS (CDNA3+)
   mfma_f32 = 1u << 15,        // MFMA f32 -> f32, full fp32 products (CDNA2+)
+  red_vector = 1u << 16,      // red.global.add.v2/.v4.f32: one atomic add for 2-4 floats (sm90+)
 };
 
 /// A set of atom families, usable in constant expressions.

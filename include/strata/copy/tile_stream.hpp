@@ -120,6 +120,22 @@ class tile_stream {
     }
   }
 
+  /// copy_async() of the current tile with its rows at and past `valid_rows` zero-filled (never
+  /// read), for runs whose tiles end at different rows: the attention backward walks the query tiles
+  /// of each query head of a GQA group in turn, the last tile of every head partial. One compare per
+  /// vector and call; rows the stream itself was told do not exist stay zero-filled too.
+  template <int DstLd, class Swizzle = no_swizzle, class Ctx>
+  STRATA_HOST_DEVICE STRATA_FORCEINLINE void copy_async_first_rows(Ctx& ctx, value_type* dst, int valid_rows) const {
+    static_assert(Edge == stream_edge::rows, "tile_stream::copy_async_first_rows: a run along the rows (stream_edge::rows)");
+    value_type* base = dst + destination<DstLd, Swizzle>();
+    STRATA_UNROLL
+    for (int i = 0; i < per_thread; ++i) {
+      if (has(i))
+        cp_async_if<Tile::vector_bytes>(ctx, live_[i] && row0_ + i * row_step < valid_rows, base + i * row_step * DstLd,
+                                        async_source(i));
+    }
+  }
+
   /// copy_async() of the tile `offset` elements past the current one (Edge columns: the K residue of a
   /// run down the rows, offset = its distance in rows x src_ld), whose rows at and past `valid_rows` do
   /// not exist: they are zero-filled and never read (their address is that tile's row 0, which must
@@ -138,9 +154,10 @@ class tile_stream {
     }
   }
 
-  /// copy_async() of a tile whose columns at and past `valid_cols` do not exist (a K residue): they
-  /// are zero-filled and never read (cp.async's source size; a vector that straddles the end reads
-  /// its first elements). For a prologue: each call computes the sizes.
+  /// copy_async() of a tile whose columns at and past `valid_cols` do not exist (a K residue, or the
+  /// attention backward's per-row statistics of a partial query tile): they are zero-filled and never
+  /// read (cp.async's source size; a vector that straddles the end reads its first elements). Each
+  /// call computes the sizes: a few integer instructions per vector.
   template <int DstLd, class Swizzle = no_swizzle, class Ctx>
   STRATA_HOST_DEVICE void copy_async_partial(Ctx& ctx, value_type* dst, int valid_cols) const {
     static_assert(Edge == stream_edge::rows, "tile_stream::copy_async_partial: a run along the rows (stream_edge::rows)");

@@ -66,6 +66,8 @@ struct backward_params {
   float* sink_part;    // (B, H, SQ) fp32, or null
   float* dsinks;       // (H) fp32, or null
   int k_tiles;         // key tiles of the longest sequence
+  float dq_scale = 1.f;  // the dQ kernel writes dq_accum x dq_scale: the softmax scale where the dK/dV
+                         // kernel adds dS / scale (the tensor-core one, backward_mma.hpp), else 1
 };
 
 /// Where row i of (b, h) keeps its LSE2 and Di (i inside the sequence, not packed).
@@ -381,7 +383,7 @@ struct backward_dq_kernel {
     if (i >= sq.sq) return;
     Elem* dq = static_cast<Elem*>(bp.dq) + b * bp.dq_bs + static_cast<long long>(sq.q0 + i) * bp.dq_rs + h * bp.dq_hs;
     const float* acc = bp.dq_accum + row * D;
-    for (int d = ctx.block().thread_rank(); d < D; d += threads) dq[d] = static_cast<Elem>(acc[d]);
+    for (int d = ctx.block().thread_rank(); d < D; d += threads) dq[d] = static_cast<Elem>(acc[d] * bp.dq_scale);
     if (bp.sink_part && ctx.block().thread_rank() == 0) {
       const float lse = p.lse[b * p.lse_bs + h * p.lse_hs + sq.q0 + i];
       float term = 0.f;

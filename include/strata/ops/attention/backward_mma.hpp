@@ -13,15 +13,18 @@
 //          and only the query tiles the windows (causal included) let see this key tile
 //   per query tile, on the atom with ldmatrix fragments (mma/ldmatrix_fragments.hpp):
 //     1. warp (kg, hf): S^T = K_kg Q^T and dP^T = V_kg dO^T for queries 32 hf .. + 32 (fp32
-//        accumulators); P^T = 2^(S^T c - LSE2) and dS^T = P^T o (dP^T - Di) o scale per element, with
-//        the masks and modifiers (c = scale log2 e); both written once to shared memory, 16-bit
+//        accumulators); P^T = 2^(S^T c - LSE2) and dS^T / scale = P^T o (dP^T - Di) per element, with
+//        the masks and modifiers (c = scale log2 e); both written once to shared memory, 16-bit. The
+//        softmax scale is applied once at the end instead, as FlashAttention-2 does: to dK before
+//        its store and to dQ by the dQ kernel (backward_params::dq_scale), one FMUL per score less
 //     2. warp (kg, hf): dV_kg += P^T dO and dK_kg += dS^T Q for head-dim columns hf D/2 .. + D/2, P^T
 //        and dS^T read back as A fragments, dO and Q transposed (ldmatrix.trans); the dK and dV
 //        accumulators stay in registers for the whole walk (a quarter of a 16 x D tile each per lane)
 //     3. warp (qg = w % 4, hf): dQ_t = dS K for query rows 16 qg .. + 16, columns hf D/2 .. + D/2
 //        (dS^T read transposed), added into the fp32 dQ accumulator (B, H, SQ, D) that the
 //        preprocess kernel zeroed and the dQ kernel converts:
-//          default                 fp32 atomic adds (red.global.add.f32): the order of the key
+//          default                 fp32 atomic adds (red.global.add.f32; .v2.f32 on sm_90+, a
+//                                  C fragment's column pair at once): the order of the key
 //                                  tiles' additions varies from run to run, so dQ is not bitwise
 //                                  reproducible (dK and dV are)
 //          options.deterministic   ordered: the key tiles that walk a query tile add in key-tile
@@ -43,6 +46,7 @@
 #include "strata/arch/narrow.hpp"
 #include "strata/config/config.hpp"
 #include "strata/copy/tile.hpp"
+#include "strata/copy/tile_stream.hpp"
 #include "strata/hierarchy/turn.hpp"
 #include "strata/mma/ldmatrix_fragments.hpp"
 #include "strata/mma/mma.hpp"
@@ -99,12 +103,30 @@ struct backward_dkdv_mma_kernel {
     return atom::c_values % 2 == 0;
   }();
   static_assert(c_pairs, "attention backward: the atom's C values must come in row pairs");
+  // The columns of a lane's C values lie within stat_cols of its value 0's (mma.sync: 2).
+  static constexpr int stat_cols = [] {
+    int n = 1;
+    for (int v = 0; v < atom::c_values; ++v) {
+      const int d = atom::c_coord(0, v).col - atom::c_coord(0, 0).col;
+      if (d < 0) return 0;
+      if (d + 1 > n) n = d + 1;
+    }
+    return n;
+  }();
+  static_assert(stat_cols > 0, "attention backward: a lane's C values must lie at or right of its value 0's column");
 
   using k_copy = copy::tile_copy<Elem, BN, D, 16, 16, threads>;
   using v_copy = copy::tile_copy<Elem, BN, Dv, 16, 16, threads>;
   using q_copy = copy::tile_copy<Elem, BM, D, 16, 16, threads>;
   using o_copy = copy::tile_copy<Elem, BM, Dv, 16, 16, threads>;
   using stat_copy = copy::tile_copy<float, 1, BM, 16, 16, threads>;
+  // The query tiles' copies run as streams where each thread's vectors share one column (not head
+  // dim 96: 12 vectors per row).
+  static constexpr bool step_streams = threads % q_copy::vectors_per_row == 0 && threads % o_copy::vectors_per_row == 0 &&
+                                       threads % stat_copy::vectors_per_row == 0;
+  using q_stream = std::conditional_t<step_streams, copy::tile_stream<q_copy>, void>;
+  using o_stream = std::conditional_t<step_streams, copy::tile_stream<o_copy>, void>;
+  using stat_stream = std::conditional_t<step_streams, copy::tile_stream<stat_copy>, void>;
 
   struct shared_storage {
     alignas(16) Elem k[BN * ldk];
@@ -165,15 +187,51 @@ struct backward_dkdv_mma_kernel {
       if (x.m0 >= m_end) x.m0 = m_first, ++x.h;
       return x;
     };
-    auto load_step = [&](int st, step_at where) {
-      const int h = where.h, m0 = where.m0;
-      const int valid = sq.sq - m0;
-      pipe.template copy_tile<q_copy>(sm.q[st], ldq, qbase + h * p.q_hs + static_cast<long long>(m0) * p.q_rs, p.q_rs, valid, D);
-      pipe.template copy_tile<o_copy>(sm.dout[st], ldo, obase + h * bp.do_hs + static_cast<long long>(m0) * bp.do_rs, bp.do_rs, valid, Dv);
-      const long long at = detail::stat_index(bp, b, h, m0);
-      pipe.template copy_tile<stat_copy>(sm.lse2[st], BM, bp.lse2 + at, BM, 1, valid);
-      pipe.template copy_tile<stat_copy>(sm.di[st], BM, bp.di + at, BM, 1, valid);
-    };
+    // The producer's copies of one step (Q, dO and their rows' LSE2 and Di, rows past the sequence
+    // zero-filled) into stage st, for the step after the one it copied last: load_next(st).
+    auto load_next = [&] {
+      if constexpr (step_streams && decltype(pipe)::asynchronous) {
+        // Streams (copy/tile_stream.hpp): each thread's sources are set once, for the first step, and
+        // then advance by a query tile or, at the end of a head's tiles, to the next head's first.
+        // The generic copy rebuilt a 64-bit address per vector in every step (about 170 of the loop's
+        // instructions at head dim 128, sm_90a).
+        // (Everything of this outer lambda that the copier uses is captured by value: it outlives it.)
+        const int h0 = hk * group;
+        const long long at0 = detail::stat_index(bp, b, h0, m_first);
+        return [&, q = q_stream(ctx, qbase + h0 * p.q_hs + m_first * p.q_rs, p.q_rs, q_stream::whole_rows),
+                o = o_stream(ctx, obase + h0 * bp.do_hs + m_first * bp.do_rs, bp.do_rs, o_stream::whole_rows),
+                lse2 = stat_stream(ctx, bp.lse2 + at0, BM, stat_stream::whole_rows),
+                di = stat_stream(ctx, bp.di + at0, BM, stat_stream::whole_rows), ahead = step_at{h0, m_first},
+                q_tile = BM * p.q_rs, o_tile = BM * bp.do_rs, q_head = p.q_hs - (m_tiles - 1) * BM * p.q_rs,
+                o_head = bp.do_hs - (m_tiles - 1) * BM * bp.do_rs,
+                stat_head = bp.stat_ld - static_cast<long long>(m_tiles - 1) * BM](int st) mutable {
+          const int valid = sq.sq - ahead.m0;
+          q.template copy_async_first_rows<ldq>(ctx, sm.q[st], valid);
+          o.template copy_async_first_rows<ldo>(ctx, sm.dout[st], valid);
+          lse2.template copy_async_partial<BM>(ctx, sm.lse2[st], valid);
+          di.template copy_async_partial<BM>(ctx, sm.di[st], valid);
+          const step_at next = next_step(ahead);
+          const bool new_head = next.h != ahead.h;
+          q.advance(new_head ? q_head : q_tile);
+          o.advance(new_head ? o_head : o_tile);
+          lse2.advance(new_head ? stat_head : BM);
+          di.advance(new_head ? stat_head : BM);
+          ahead = next;
+        };
+      } else {
+        return [&, ahead = step_at{hk * group, m_first}](int st) mutable {
+          const int h = ahead.h, m0 = ahead.m0;
+          const int valid = sq.sq - m0;
+          pipe.template copy_tile<q_copy>(sm.q[st], ldq, qbase + h * p.q_hs + static_cast<long long>(m0) * p.q_rs, p.q_rs, valid, D);
+          pipe.template copy_tile<o_copy>(sm.dout[st], ldo, obase + h * bp.do_hs + static_cast<long long>(m0) * bp.do_rs, bp.do_rs, valid,
+                                          Dv);
+          const long long at = detail::stat_index(bp, b, h, m0);
+          pipe.template copy_tile<stat_copy>(sm.lse2[st], BM, bp.lse2 + at, BM, 1, valid);
+          pipe.template copy_tile<stat_copy>(sm.di[st], BM, bp.di + at, BM, 1, valid);
+          ahead = next_step(ahead);
+        };
+      }
+    }();
     {
       // K and V ride with the first step (rows past the sequence zero-filled).
       const int st = pipe.producer_acquire();
@@ -181,7 +239,7 @@ struct backward_dkdv_mma_kernel {
                                       sq.sk - n0, D);
       pipe.template copy_tile<v_copy>(sm.v, ldv, static_cast<const Elem*>(p.v) + b * p.v_bs + kv_row * p.v_rs + hk * p.v_hs, p.v_rs,
                                       sq.sk - n0, Dv);
-      if (steps > 0) load_step(st, step_at{hk * group, m_first});
+      if (steps > 0) load_next(st);
       pipe.producer_commit();
     }
 
@@ -218,11 +276,15 @@ struct backward_dkdv_mma_kernel {
     }
 
     step_at at{hk * group, m_first};
-    for (int s = 0; s < steps; ++s, at = next_step(at)) {
+    // This warp's first dQ accumulator element of the step, advanced with the step (a 64-bit address
+    // rebuilt from (b, h, m0) took about 20 instructions per step).
+    float* dq_at = bp.dq_accum + ((static_cast<long long>(b) * p.heads + at.h) * p.seqlen_q + m_first + kg * WN) * D + hf * DH;
+    const long long dq_head = (static_cast<long long>(p.seqlen_q) - static_cast<long long>(m_tiles - 1) * BM) * D;
+    for (int s = 0; s < steps; ++s) {
       const int st = pipe.consumer_wait();
       {
         const int ps = pipe.producer_acquire();
-        if (s + 1 < steps) load_step(ps, next_step(at));
+        if (s + 1 < steps) load_next(ps);
         pipe.producer_commit();
       }
       const int h = at.h, m0 = at.m0;
@@ -239,18 +301,31 @@ struct backward_dkdv_mma_kernel {
       // Per score (key j = row, query i = column): P^T with dropout applied (what multiplied V) and
       // dS^T, both to shared memory as 16-bit pairs along a row (one 32-bit store each). Masked: 0.
       const float slope = extras && p.alibi ? p.alibi[h] : 0.f;
+      // i - i_lo[r] for this lane's first column: each score's range test is then that plus a
+      // constant (the C layout's column offsets are the same in every lane, c_offsets_uniform).
+      int rel[rows::count];
       STRATA_UNROLL
-      for (int jn = 0; jn < s_tile::atoms_n; ++jn)
+      for (int r = 0; r < rows::count; ++r) rel[r] = m0 + hf * BMH + atom::c_coord(lane, 0).col - i_lo[r];
+      STRATA_UNROLL
+      for (int jn = 0; jn < s_tile::atoms_n; ++jn) {
+        // The LSE2 and Di of this atom's columns, read once: a lane's rows share its columns (on
+        // mma.sync, rows g and g + 8 of columns 2t, 2t + 1: one 64-bit load each). Read per score,
+        // ptxas loaded them again for the second row (the P^T / dS^T stores in between may alias).
+        const int c0 = hf * BMH + jn * atom::N + atom::c_coord(lane, 0).col;
+        float lse2_at[stat_cols], di_at[stat_cols];
+        STRATA_UNROLL
+        for (int d = 0; d < stat_cols; ++d) lse2_at[d] = sm.lse2[st][c0 + d], di_at[d] = sm.di[st][c0 + d];
         STRATA_UNROLL
         for (int v = 0; v < atom::c_values; v += 2) {
           float pd[2], ds[2];
           STRATA_UNROLL
           for (int u = 0; u < 2; ++u) {
             const mma::coord c = atom::c_coord(lane, v + u);
-            const int j = j_base + c.row, ci = hf * BMH + jn * atom::N + c.col, i = m0 + ci;
-            const float lse2 = sm.lse2[st][ci], di = sm.di[st][ci];
+            const int j = j_base + c.row, i = m0 + hf * BMH + jn * atom::N + c.col;
             const int r = rows::slot_of(v + u);
-            bool keep = static_cast<unsigned>(i - i_lo[r]) < static_cast<unsigned>(i_span[r]);
+            const int dcol = atom::c_coord(0, v + u).col - atom::c_coord(0, 0).col;
+            const float lse2 = lse2_at[dcol], di = di_at[dcol];
+            bool keep = static_cast<unsigned>(rel[r] + jn * atom::N + dcol) < static_cast<unsigned>(i_span[r]);
             // A row whose every key a mask mod hides has LSE -inf (without one, the windows above
             // already hide all of its keys).
             if constexpr (!std::is_same_v<MaskMod, no_mask_mod>) keep = keep & (lse2 != detail::neg_inf()) & mask_mod(b, h, i, j);
@@ -258,9 +333,9 @@ struct backward_dkdv_mma_kernel {
             if constexpr (folded) {
               const float pr = keep ? arch::exp2_approx(::fmaf(sv, exp2_scale, -lse2)) : 0.f;
               pd[u] = pr;
-              ds[u] = pr * (dp - di) * p.scale;
+              ds[u] = pr * (dp - di);  // times scale: at the end
             } else {
-              float x = sv * p.scale, dfac = p.scale;
+              float x = sv * p.scale, dfac = 1.f;  // dS / scale, as above
               if (extras && p.softcap > 0.f) {
                 const float th = arch::tanh_fast(x * inv_softcap);  // the forward's (forward.hpp)
                 x = p.softcap * th;
@@ -285,9 +360,10 @@ struct backward_dkdv_mma_kernel {
           }
           const mma::coord c = atom::c_coord(lane, v);
           const int at = (kg * WN + c.row) * lds + hf * BMH + jn * atom::N + c.col;
-          store_pair(sm.pt + at, pd[0], pd[1]);
-          store_pair(sm.ds + at, ds[0], ds[1]);
+          arch::store_narrow_pair(sm.pt + at, pd[0], pd[1]);
+          arch::store_narrow_pair(sm.ds + at, ds[0], ds[1]);
         }
+      }
       ctx.block().sync();  // every warp's P^T and dS^T are in shared memory
 
       // ---- 2. dV_kg += P^T dO, dK_kg += dS^T Q over the step's BM queries, for head-dim columns
@@ -303,28 +379,36 @@ struct backward_dkdv_mma_kernel {
         typename dk_tile::accumulator q_acc;
         q_acc.fill(0.f);
         product<dk_tile, dk_frags, BN, false>(ctx, q_acc, sm.ds, lds, false, kg * WN, sm.k, ldk, false, hf * DH);
-        float* dqa = bp.dq_accum + ((static_cast<long long>(b) * p.heads + h) * p.seqlen_q + m0 + kg * WN) * D + hf * DH;
+        float* dqa = dq_at;
         const int rows_left = sq.sq - m0 - kg * WN;  // rows past the sequence are not added
         if constexpr (Ctx::emulated) {
           if (Ordered != (bp.dq_turn != nullptr))
             kernel_bug(ctx.emulated_thread(), "attention backward_dkdv_mma_kernel: its dQ mode (ordered or atomic) is not the workspace's");
         }
         if constexpr (!Ordered) {
-          add_dq(ctx, q_acc, dqa, rows_left, [](float* at, float x) { atomic::add(at, x); });
+          add_dq(ctx, q_acc, dqa, rows_left, [](float* at, float x0, float x1) { atomic::add_pair(at, x0, x1); });
         } else {
           // This key tile's turn: the key tiles before it that walk query tile m0 / BM (all of
           // first_key_tile(m0) .. t - 1, see detail::first_key_tile) have added.
           unsigned* turn = bp.dq_turn + (static_cast<long long>(b) * p.heads + h) * bp.q_tiles + m0 / BM;
           const unsigned mine = static_cast<unsigned>(t - detail::first_key_tile(p, sq, m0, BN));
           wait_turn(ctx, turn, mine);
-          add_dq(ctx, q_acc, dqa, rows_left, [](float* at, float x) { *at += x; });
+          add_dq(ctx, q_acc, dqa, rows_left, [](float* at, float x0, float x1) { at[0] += x0, at[1] += x1; });
           pass_turn(ctx, turn, mine + 1u);
         }
       }
       pipe.consumer_release();
+      const step_at next = next_step(at);
+      dq_at += next.h != at.h ? dq_head : BM * D;
+      at = next;
     }
 
-    // dK and dV of the group's keys, columns hf D/2 (rows past the sequence not stored).
+    // dK and dV of the group's keys, columns hf D/2 (rows past the sequence not stored); dK gets the
+    // softmax scale its dS^T left out.
+    STRATA_UNROLL
+    for (int jn = 0; jn < dk_tile::atoms_n; ++jn)
+      STRATA_UNROLL
+      for (int v = 0; v < atom::c_values; ++v) dk.f[0][jn].v[v] *= p.scale;
     const long long key0 = kv_row + kg * WN;
     const int keys_left = detail::imax(0, sq.sk - n0 - kg * WN);
     Elem* dkg = static_cast<Elem*>(bp.dk) + b * bp.dk_bs + key0 * bp.dk_rs + hk * bp.dk_hs;
@@ -358,7 +442,8 @@ struct backward_dkdv_mma_kernel {
   }
 
   // dQ_t's 16 x DH accumulator of this warp into dQ(rows, columns) at `at` (row stride D) with
-  // `add(address, value)`, rows at or past rows_left skipped.
+  // `add(address, value, next value)` per pair of row neighbours (c_pairs), rows at or past rows_left
+  // skipped.
   template <class Ctx, class Add>
   STRATA_HOST_DEVICE STRATA_FORCEINLINE static void add_dq(Ctx& ctx, const typename dk_tile::accumulator& acc, float* at, int rows_left,
                                                           const Add& add) {
@@ -374,10 +459,10 @@ struct backward_dkdv_mma_kernel {
       STRATA_UNROLL
       for (int jn = 0; jn < dk_tile::atoms_n; ++jn)
         STRATA_UNROLL
-        for (int v = 0; v < atom::c_values; ++v) {
+        for (int v = 0; v < atom::c_values; v += 2) {
           if (rows::slot_of(v) != r) continue;
           const int dr = atom::c_coord(0, v).row - atom::c_coord(0, 0).row, dc = atom::c_coord(0, v).col - atom::c_coord(0, 0).col;
-          add(base + dr * D + jn * atom::N + dc, acc.f[0][jn].v[v]);
+          add(base + dr * D + jn * atom::N + dc, acc.f[0][jn].v[v], acc.f[0][jn].v[v + 1]);
         }
     }
   }
@@ -392,14 +477,6 @@ struct backward_dkdv_mma_kernel {
     return true;
   }();
   static_assert(c_offsets_uniform, "attention backward: the atom's C layout must be the same pattern in every lane");
-
-  // Two floats rounded to Elem with one cvt.rn.{f16,bf16}x2.f32 on CUDA (arch/narrow.hpp), stored
-  // as neighbours.
-  STRATA_HOST_DEVICE STRATA_FORCEINLINE static void store_pair(Elem* at, float x0, float x1) {
-    const std::uint32_t two = arch::narrow_pair<Elem>(x0, x1);
-    at[0] = Elem::from_bits(static_cast<std::uint16_t>(two));
-    at[1] = Elem::from_bits(static_cast<std::uint16_t>(two >> 16));
-  }
 };
 
 }  // namespace strata::attn

@@ -697,12 +697,15 @@ void launch_backward(stream& s, const std::string& op, const backward_params& bp
     const long long rows = static_cast<long long>(p.batch) * p.heads * p.seqlen_q;
     if (kv_blocks > 0x7fffffffLL || rows > 0x7fffffffLL) throw invalid_argument(op, "q", "is too large for one grid");
     before();
+    // The tensor-core dK/dV kernel adds dS / scale into the dQ accumulator (backward_mma.hpp).
+    backward_params bq = bp;
+    if constexpr (backward_on_tensor_cores<Target, Elem, D, Dv>()) bq.dq_scale = p.scale;
     const auto run_dkdv = [&](auto kernel) {
       kernel.score_mod = sm;
       kernel.mask_mod = mm;
-      launch(s, {.grid = static_cast<int>(kv_blocks), .block = decltype(kernel)::threads}, kernel, bp);
+      launch(s, {.grid = static_cast<int>(kv_blocks), .block = decltype(kernel)::threads}, kernel, bq);
     };
-    launch_backward_around<Elem, D, Dv, Target>(s, bp, [&] {
+    launch_backward_around<Elem, D, Dv, Target>(s, bq, [&] {
       if (kv_blocks == 0) {
       } else if constexpr (backward_on_tensor_cores<Target, Elem, D, Dv>()) {
         // Tensor cores; without the optional score features, the shorter element loop (as the forward);
