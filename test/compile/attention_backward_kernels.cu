@@ -13,6 +13,7 @@
 // loops rolled brought gfx940 bf16 head dim 32 from 236 VGPRs / 47 spilled SGPRs to 80 / 11, not to
 // none; docs/attention.md lists it as a known gap.
 // compile-targets sm_.*
+// compile-expect-code sm_90a|sm_100a: paired dQ atomic adds = red\.global\.add\.v2\.f32
 //
 // compile-expect-kernels sm_.*: bwd_dkdv_f16_d32 bwd_dkdv_f16_d64 bwd_dkdv_f16_d96 bwd_dkdv_f16_d128
 // compile-expect-kernels sm_.*: bwd_dkdv_f16_d192 bwd_dkdv_f16_d256 bwd_dkdv_f16_d512 bwd_dkdv_f16_d192_128
