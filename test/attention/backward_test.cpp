@@ -61,7 +61,7 @@ TEST_CASE("attention backward: fp16 and bf16, and the sm80 forward", "[attention
   check_grad<f16, 64, 64, sm80>({.batch = 1, .heads = 2, .heads_k = 1, .sq = 40, .sk = 35, .opt = causal(A::alignment::bottom_right)});
 }
 
-// The tensor-core dK/dV kernel (backward_mma.hpp: f16 / bf16 on the mma.sync atoms, head dims up to
+// The tensor-core dK/dV kernel (backward_mma.hpp: f16 / bf16 on the mma.sync atoms; up to head dim
 // 128): 64-key blocks, 64-row query steps, so lengths that are not multiples of 64 and more than one
 // tile of each; every mask and modifier; GQA summed over the group.
 static_assert(A::detail::backward_on_tensor_cores<sm80, f16, 64, 64>() && A::detail::backward_on_tensor_cores<sm80, bf16, 128, 128>());
@@ -73,6 +73,27 @@ TEST_CASE("attention backward on tensor cores: head dims, GQA, partial tiles", "
   check_grad<f16, 96, 96, sm80>({.batch = 1, .heads = 2, .heads_k = 2, .sq = 1, .sk = 100});
   check_grad<bf16, 128, 128, sm80>({.batch = 1, .heads = 2, .heads_k = 1, .sq = 77, .sk = 1});
   check_grad<f16, 128, 128, sm80>({.batch = 1, .heads = 2, .heads_k = 2, .sq = 64, .sk = 128});
+}
+
+// Above head dim 128 the kernel takes 32-key blocks of two key groups, each warp a quarter of the
+// head dims (and of S^T's queries), and dQ_t in two passes per half; head dim 256 only where its 179
+// KiB of shared memory fit (sm90a, sm100a: not an A100).
+static_assert(A::detail::backward_on_tensor_cores<sm80, f16, 192, 192>() && A::detail::backward_on_tensor_cores<sm80, bf16, 192, 128>());
+static_assert(A::detail::backward_on_tensor_cores<strata::arch::sm90a, bf16, 256, 256>() &&
+              !A::detail::backward_on_tensor_cores<sm80, bf16, 256, 256>());
+static_assert(A::detail::backward_key_tile<sm80, f16, 192, 192>() == 32 && A::detail::backward_key_tile<sm80, f16, 128, 128>() == 64);
+
+TEST_CASE("attention backward on tensor cores: head dims 192 and 256", "[attention][backward][mma]") {
+  using sm90a = strata::arch::sm90a;
+  check_grad<bf16, 256, 256, sm90a>({.batch = 1, .heads = 2, .heads_k = 1, .sq = 70, .sk = 75});
+  check_grad<f16, 256, 256, sm90a>({.batch = 2, .heads = 2, .heads_k = 2, .sq = 33, .sk = 97, .bhsd = true,
+                                    .opt = causal(A::alignment::bottom_right)});
+  check_grad<f16, 192, 192, sm80>({.batch = 1, .heads = 3, .heads_k = 1, .sq = 130, .sk = 40, .opt = causal(A::alignment::top_left)});
+  check_grad<bf16, 192, 128, sm80>({.batch = 2, .heads = 2, .heads_k = 1, .sq = 65, .sk = 66, .varlen = true});
+  A::options all = causal(A::alignment::bottom_right);
+  all.window_left = 40, all.softcap = 4.0f, all.deterministic = true;
+  check_grad<bf16, 256, 256, sm90a>({.batch = 1, .heads = 4, .heads_k = 2, .sq = 90, .sk = 100, .opt = all,
+                                     .alibi = {0.3f, 0.2f, 0.1f, 0.05f}, .sinks = {1.f, 0.f, -1.f, 2.f}});
 }
 
 TEST_CASE("attention backward on tensor cores: masks, ALiBi, soft-cap, sinks, varlen", "[attention][backward][mma]") {

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // test/compile/attention_backward_kernels.cu -- the attention backward kernels (FlashAttention-2's
-// algorithm: on tensor cores for f16 / bf16 at head dims up to 128, strata/ops/attention/
+// algorithm: on tensor cores for f16 / bf16 at head dims up to 256, strata/ops/attention/
 // backward_mma.hpp; scalar fp32 elsewhere, backward.hpp) that the host entry
 // strata::attention_backward launches, for every head-dim pair it takes (supported_dims: 32, 64, 96,
-// 128, 192, 256, 512 and 192/128) and every element type (fp16, bf16, fp32), on every target: dK/dV
+// 128, 192, 256, 512 and 192/128; on tensor cores up to 256, except 256 on sm_80) and every element type
+// (fp16, bf16, fp32), on every target: dK/dV
 // per key tile, dQ per query row, the sinks' gradient, and the per-row preprocess (Di, LSE2; it
 // depends on the V head dim only). The entry launches them on every GPU build, so each must build
 // without spills or scratch.
@@ -31,6 +32,9 @@
 // compile-expect-kernels sm_.*: bwd_plain_bf16_d32 bwd_plain_bf16_d64 bwd_plain_bf16_d96 bwd_plain_bf16_d128
 // compile-expect-kernels sm_.*: bwd_ordered_f16_d32 bwd_ordered_f16_d64 bwd_ordered_f16_d96 bwd_ordered_f16_d128
 // compile-expect-kernels sm_.*: bwd_ordered_bf16_d32 bwd_ordered_bf16_d64 bwd_ordered_bf16_d96 bwd_ordered_bf16_d128
+// compile-expect-kernels sm_.*: bwd_plain_f16_d192 bwd_plain_f16_d192_128 bwd_plain_bf16_d192 bwd_plain_bf16_d192_128
+// compile-expect-kernels sm_.*: bwd_ordered_f16_d192 bwd_ordered_f16_d192_128 bwd_ordered_bf16_d192 bwd_ordered_bf16_d192_128
+// compile-expect-kernels sm_90a|sm_100a: bwd_plain_f16_d256 bwd_plain_bf16_d256 bwd_ordered_f16_d256 bwd_ordered_bf16_d256
 // compile-expect-kernels sm_.*: bwd_dsink bwd_pre_f16_d32 bwd_pre_f16_d64 bwd_pre_f16_d96 bwd_pre_f16_d128
 // compile-expect-kernels sm_.*: bwd_pre_f16_d192 bwd_pre_f16_d256 bwd_pre_f16_d512 bwd_pre_bf16_d32 bwd_pre_bf16_d64
 // compile-expect-kernels sm_.*: bwd_pre_bf16_d96 bwd_pre_bf16_d128 bwd_pre_bf16_d192 bwd_pre_bf16_d256 bwd_pre_bf16_d512
@@ -76,6 +80,26 @@ STRATA_BWD_PLAIN(f16_d32, f16, 32) STRATA_BWD_PLAIN(f16_d64, f16, 64) STRATA_BWD
 STRATA_BWD_PLAIN(f16_d128, f16, 128) STRATA_BWD_PLAIN(bf16_d32, bf16, 32) STRATA_BWD_PLAIN(bf16_d64, bf16, 64)
 STRATA_BWD_PLAIN(bf16_d96, bf16, 96) STRATA_BWD_PLAIN(bf16_d128, bf16, 128)
 #undef STRATA_BWD_PLAIN
+// Above head dim 128 (32-key blocks), where the tile fits the target: 192 and 192 / 128 everywhere,
+// 256 not on sm_80 (its scalar kernel is bwd_dkdv_*_d256 there). The wrapper names a kernel that
+// exists either way; launch_on compiles it only where the entry launches it.
+#define STRATA_BWD_WIDE(tag, E, D, DV)                                                                            \
+  struct bwd_plain_##tag : std::conditional_t<A::detail::backward_on_tensor_cores<target, E, D, DV>(),            \
+                                              A::backward_dkdv_mma_kernel<E, D, DV, target, A::no_score_mod,     \
+                                                                          A::no_mask_mod, A::score_features::none>, \
+                                              bwd_dkdv_##tag> {};                                                  \
+  struct bwd_ordered_##tag : std::conditional_t<A::detail::backward_on_tensor_cores<target, E, D, DV>(),          \
+                                                A::backward_dkdv_mma_kernel<E, D, DV, target, A::no_score_mod,   \
+                                                                            A::no_mask_mod, A::score_features::any, \
+                                                                            true>,                                 \
+                                                bwd_dkdv_##tag> {};
+STRATA_BWD_WIDE(f16_d192, f16, 192, 192) STRATA_BWD_WIDE(f16_d256, f16, 256, 256) STRATA_BWD_WIDE(f16_d192_128, f16, 192, 128)
+STRATA_BWD_WIDE(bf16_d192, bf16, 192, 192) STRATA_BWD_WIDE(bf16_d256, bf16, 256, 256) STRATA_BWD_WIDE(bf16_d192_128, bf16, 192, 128)
+#undef STRATA_BWD_WIDE
+template <bool On, class Kernel>
+void launch_on(strata::stream& s, const A::detail::backward_params& bp) {
+  if constexpr (On) strata::launch(s, {.grid = {8}, .block = {Kernel::threads}}, Kernel{}, bp);
+}
 #define STRATA_BWD_PRE(tag, E)                                                                                    \
   struct bwd_pre_##tag##_d32 : A::backward_preprocess_kernel<E, 32, target> {};                                   \
   struct bwd_pre_##tag##_d64 : A::backward_preprocess_kernel<E, 64, target> {};                                   \
@@ -105,6 +129,13 @@ inline void compile_attention_backward(strata::stream& s) {
   STRATA_BWD_PLAIN_LAUNCH(f16_d128) STRATA_BWD_PLAIN_LAUNCH(bf16_d32) STRATA_BWD_PLAIN_LAUNCH(bf16_d64)
   STRATA_BWD_PLAIN_LAUNCH(bf16_d96) STRATA_BWD_PLAIN_LAUNCH(bf16_d128)
 #undef STRATA_BWD_PLAIN_LAUNCH
+#define STRATA_BWD_WIDE_LAUNCH(tag, E, D, DV)                                                             \
+  launch_on<A::detail::backward_on_tensor_cores<target, E, D, DV>(), bwd_plain_##tag>(s, bp);            \
+  launch_on<A::detail::backward_on_tensor_cores<target, E, D, DV>(), bwd_ordered_##tag>(s, bp);
+  STRATA_BWD_WIDE_LAUNCH(f16_d192, f16, 192, 192) STRATA_BWD_WIDE_LAUNCH(f16_d256, f16, 256, 256)
+  STRATA_BWD_WIDE_LAUNCH(f16_d192_128, f16, 192, 128) STRATA_BWD_WIDE_LAUNCH(bf16_d192, bf16, 192, 192)
+  STRATA_BWD_WIDE_LAUNCH(bf16_d256, bf16, 256, 256) STRATA_BWD_WIDE_LAUNCH(bf16_d192_128, bf16, 192, 128)
+#undef STRATA_BWD_WIDE_LAUNCH
 #define STRATA_BWD_PRE_LAUNCH(tag)                                                                   \
   strata::launch(s, {.grid = {8}, .block = {bwd_pre_##tag::threads}}, bwd_pre_##tag{}, bp);
   STRATA_BWD_PRE_LAUNCH(f16_d32) STRATA_BWD_PRE_LAUNCH(f16_d64) STRATA_BWD_PRE_LAUNCH(f16_d96) STRATA_BWD_PRE_LAUNCH(f16_d128)

@@ -8,7 +8,8 @@
 //   pre   one warp per (batch, head, query row): Di = rowsum(dO o O) and the LSE in log2 units,
 //         once per row into the workspace (every key tile's block reads them there instead of
 //         recomputing Di from O and dO: 128 times over at 4 096 keys in 32-key tiles)
-//   dkdv  on tensor cores (backward_mma.hpp) or, here, scalar fp32 (fp32, head dims above 128, AMD):
+//   dkdv  on tensor cores (backward_mma.hpp) or, here, scalar fp32 (fp32, head dim 512 and 256 on
+//         sm_80, AMD):
 //         one block per (batch, K/V head, key tile of BN keys); it keeps the tile's K and V and its
 //         dK, dV accumulators in shared memory (fp32) and walks every query head of the GQA group and
 //         every query tile in order:
@@ -28,6 +29,7 @@
 // mask_mod, and score_mod when it states its derivative (mods.hpp: grad(score, b, h, q, k)).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <type_traits>
 
@@ -122,13 +124,35 @@ constexpr int backward_block_n() {
   return 0;
 }
 
+/// Query rows per step of the tensor-core dK/dV kernel (backward_query_tile below).
+inline constexpr int backward_mma_query_tile = 64;
+
+/// Keys per block of the tensor-core dK/dV kernel: 4 groups of 16 up to head dim 128, 2 above, where
+/// each group's work is split 4 ways over the head dim instead of 2 (backward_mma.hpp).
+constexpr int backward_mma_key_tile(int d, int dv) { return d > 128 || dv > 128 ? 32 : 64; }
+
+/// The tensor-core dK/dV kernel's shared storage in bytes (its shared_storage, which checks it):
+/// K and V of the key tile, Q and dO in two stages, P^T and dS^T, LSE2 and Di in two stages; rows
+/// padded by 16 bytes.
+template <class Elem>
+constexpr std::size_t backward_mma_shared_bytes(int d, int dv) {
+  const std::size_t pad = 16 / sizeof(Elem), bn = static_cast<std::size_t>(backward_mma_key_tile(d, dv)),
+                    bm = backward_mma_query_tile;
+  const std::size_t elems = bn * (d + pad) + bn * (dv + pad) + 2 * bm * (d + pad) + 2 * bm * (dv + pad) + 2 * bn * (bm + pad);
+  return elems * sizeof(Elem) + 2 * 2 * bm * sizeof(float);
+}
+
 /// Whether the tensor-core dK/dV kernel (backward_mma.hpp) serves (target, element type, head dims):
-/// f16 / bf16 on the m16n8k16 mma.sync atoms, head dims multiples of 32 up to 128.
+/// f16 / bf16 on the m16n8k16 mma.sync atoms, head dims up to 256 that split into the kernel's parts
+/// (multiples of 32 up to 128, of 64 above: 192, 256, 192 / 128), where its tile fits the target's
+/// shared memory (head dim 256: not an A100's 163 KiB).
 template <class Target, class Elem, int D, int Dv>
 constexpr bool backward_on_tensor_cores() {
   if constexpr (std::is_same_v<Elem, f16> || std::is_same_v<Elem, bf16>) {
     using A = atom_for<Target, Elem>;
-    return mma::ldmatrix_loadable<A> && mma::c_is_a<A> && D <= 128 && Dv <= 128 && D % 32 == 0 && Dv % 32 == 0;
+    constexpr int split = backward_mma_key_tile(D, Dv) == 64 ? 32 : 64;
+    return mma::ldmatrix_loadable<A> && mma::c_is_a<A> && D <= 256 && Dv <= 256 && D % split == 0 && Dv % split == 0 &&
+           backward_mma_shared_bytes<Elem>(D, Dv) <= Target::shared_memory_per_block;
   } else {
     return false;
   }
@@ -137,14 +161,14 @@ constexpr bool backward_on_tensor_cores() {
 /// Keys per dK/dV block of the kernel that serves the configuration.
 template <class Target, class Elem, int D, int Dv>
 constexpr int backward_key_tile() {
-  if constexpr (backward_on_tensor_cores<Target, Elem, D, Dv>()) return 64;
+  if constexpr (backward_on_tensor_cores<Target, Elem, D, Dv>()) return backward_mma_key_tile(D, Dv);
   else return backward_block_n<Target, D, Dv>();
 }
 
 }  // namespace detail
 
 /// Query rows per step of the tensor-core and the scalar dK/dV kernels (and per dq_turn counter).
-inline constexpr int backward_query_tile = 64;
+inline constexpr int backward_query_tile = detail::backward_mma_query_tile;
 inline constexpr int backward_scalar_query_tile = 16;
 
 /// Per query row, once: Di = rowsum(dO o O) (a fixed lane order: warp.sum's tree) and LSE2 = LSE

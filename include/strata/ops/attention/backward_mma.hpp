@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // strata/ops/attention/backward_mma.hpp -- the attention backward's dK/dV kernel on tensor cores
 // (FlashAttention-2's structure), for the 16-bit mma.sync atoms (f16 / bf16 on sm80, sm90a, sm100a)
-// at head dims up to 128. backward.hpp keeps the scalar fp32 kernel for the other element types,
-// targets and head dims, and the preprocess, dQ and dsink kernels both use.
+// at head dims up to 256 (multiples of 32 up to 128, 192 and 256 above; 192 / 128). backward.hpp
+// keeps the scalar fp32 kernel for the other element types, targets and head dims, and the
+// preprocess, dQ and dsink kernels both use.
 //
-// One block of 8 warps per (batch, K/V head, key tile of BN = 64 keys), walking 64-row query tiles
-// (FlashAttention-2's structure). Warp w has key group kg = w % 4 (keys n0 + 16 kg .. + 16) and
-// half hf = w / 4; the products run in the transposed orientation, keys as the MMA's rows:
+// One block of 8 warps per (batch, K/V head, key tile of BN keys), walking 64-row query tiles
+// (FlashAttention-2's structure). Up to head dim 128, BN = 64: warp w has key group kg = w % 4 (keys
+// n0 + 16 kg .. + 16) and part = w / 4 of two (half the queries of S^T, half the head dim of dK and
+// dV); above, BN = 32: two key groups kg = w % 2 and four parts part = w / 2 (a warp's dK and dV stay
+// 16 x 64, as at 128). Below for head dim 128 (parts of 32 queries and D / 2 columns). The products
+// run in the transposed orientation, keys as the MMA's rows:
 //   K, V   the tile's keys, 16-bit in shared memory (rows padded by 16 bytes), loaded once
 //   Q, dO  the query tiles, double-buffered by strata::pipeline (cp.async on sm80+) with each row's
 //          LSE2 and Di from the preprocess kernel; the walk covers every query head of the GQA group
@@ -32,6 +36,7 @@
 //                                  query tile); bitwise reproducible for any schedule. A block waits
 //                                  only on blocks of lower rank (the same batch and K/V head, earlier
 //                                  key tiles), which the GPU dispatches first, so the wait ends
+// dQ_t's halves of the head dim above 128 run in two passes of D / 4 columns, each added when done.
 // Splitting the head dim over two warps keeps the accumulators of a warp at 16 x D / 2 each for dK
 // and dV: with one warp per key group holding 16 x D of both (4 warps), head dim 96 and 128 spilled
 // 48-132 bytes at 255 registers (nvcc 13, sm_90a).
@@ -76,8 +81,12 @@ struct backward_dkdv_mma_kernel {
                 "attention backward: the score_mod must state its derivative, a member "
                 "float grad(float score, int batch, int head, int q, int k) const (mods.hpp)");
   static constexpr int warps = 8;
-  static constexpr int WN = atom::M;            // keys per key group
-  static constexpr int BN = 4 * WN;             // keys per block
+  static constexpr int WN = atom::M;  // keys per key group
+  // The block's key groups, and the parts each group's work splits into over the 8 warps: 4 x 2 up
+  // to head dim 128, 2 x 4 above, so that a warp's dK and dV accumulators stay at 16 x 64 or less.
+  static constexpr int key_groups = detail::backward_mma_key_tile(D, Dv) / WN;
+  static constexpr int parts = warps / key_groups;
+  static constexpr int BN = key_groups * WN;  // keys per block
   static_assert(BN == detail::backward_key_tile<Target, Elem, D, Dv>(), "attention backward: the workspace's key tile");
   static constexpr int BM = backward_query_tile;  // query rows per step
   static constexpr int stages = 2;
@@ -86,15 +95,23 @@ struct backward_dkdv_mma_kernel {
   static constexpr int min_blocks_per_multiprocessor = 1;
   static constexpr int pad = 16 / static_cast<int>(sizeof(Elem));
   static constexpr int ldk = D + pad, ldv = Dv + pad, ldq = D + pad, ldo = Dv + pad, lds = BM + pad;
-  static constexpr int DH = D / 2, DvH = Dv / 2, BMH = BM / 2;  // a warp's half of the head dims / queries
+  static constexpr int DP = D / parts, DvP = Dv / parts, BMP = BM / parts;  // a warp's part of the head dims / queries
+  // dQ_t: 4 groups of 16 query rows x 2 halves of the head dim, each half in dq_passes passes of DQ
+  // columns (one pass up to head dim 128).
+  static constexpr int dq_passes = D / 2 > 64 ? 2 : 1;
+  static constexpr int DQ = D / 2 / dq_passes;
 
-  using s_tile = mma::warp_tile<atom, WN, BMH, atom::K>;        // 1: S^T, dP^T (16 keys x 32 queries)
-  using s_frags = mma::ldmatrix_fragments<atom, WN, BMH, atom::K>;
-  using dk_tile = mma::warp_tile<atom, WN, DH, atom::K>;        // 2: dK (16 keys x D / 2); 3: dQ_t
-  using dk_frags = mma::ldmatrix_fragments<atom, WN, DH, atom::K>;
-  using dv_tile = mma::warp_tile<atom, WN, DvH, atom::K>;       // 2: dV (16 keys x Dv / 2)
-  using dv_frags = mma::ldmatrix_fragments<atom, WN, DvH, atom::K>;
-  static_assert(BM == 4 * WN && BM % 32 == 0, "attention backward: four 16-row groups of dQ_t per query tile");
+  using s_tile = mma::warp_tile<atom, WN, BMP, atom::K>;  // 1: S^T, dP^T (16 keys x BMP queries)
+  using s_frags = mma::ldmatrix_fragments<atom, WN, BMP, atom::K>;
+  using dk_tile = mma::warp_tile<atom, WN, DP, atom::K>;  // 2: dK (16 keys x D / parts)
+  using dk_frags = mma::ldmatrix_fragments<atom, WN, DP, atom::K>;
+  using dv_tile = mma::warp_tile<atom, WN, DvP, atom::K>;  // 2: dV (16 keys x Dv / parts)
+  using dv_frags = mma::ldmatrix_fragments<atom, WN, DvP, atom::K>;
+  using dq_tile = mma::warp_tile<atom, WN, DQ, atom::K>;  // 3: dQ_t (16 query rows x DQ)
+  using dq_frags = mma::ldmatrix_fragments<atom, WN, DQ, atom::K>;
+  static_assert(BM == 4 * WN && BM % 32 == 0 && warps == 8, "attention backward: four 16-row groups x two halves of dQ_t per query tile");
+  static_assert(D % (parts * 16) == 0 && Dv % (parts * 16) == 0 && DQ % 16 == 0,
+                "attention backward: each warp's part of the head dims is whole x4 ldmatrix loads");
   // P^T and dS^T are stored two values at a time: C values v, v + 1 (v even) are row neighbours.
   static constexpr bool c_pairs = [] {
     for (int l = 0; l < atom::warp_size; ++l)
@@ -140,6 +157,8 @@ struct backward_dkdv_mma_kernel {
   };
   static_assert(sizeof(shared_storage) <= Target::shared_memory_per_block,
                 "attention backward: the tensor-core dK/dV tile does not fit the target's shared memory");
+  static_assert(sizeof(shared_storage) == detail::backward_mma_shared_bytes<Elem>(D, Dv),
+                "attention backward: backward_mma_shared_bytes must count this kernel's shared storage");
 
   ScoreMod score_mod{};
   MaskMod mask_mod{};
@@ -156,7 +175,8 @@ struct backward_dkdv_mma_kernel {
     auto& sm = ctx.template shared<shared_storage>();
     const detail::forward_params& p = bp.f;
     const int w = ctx.warp().index(), lane = ctx.lane().index();
-    const int kg = w % 4, hf = w / 4;  // key group (also the dQ row group), half
+    const int kg = w % key_groups, part = w / key_groups;  // key group, its part of the head dims / queries
+    const int qg = w % 4, qh = w / 4;                       // dQ_t: row group, half of the head dim
     // (the launch checks that the grid fits an int: 32-bit divisions, no 64-bit division calls)
     const int r = static_cast<int>(ctx.block().rank());
     const int t = r % bp.k_tiles;
@@ -278,7 +298,7 @@ struct backward_dkdv_mma_kernel {
     step_at at{hk * group, m_first};
     // This warp's first dQ accumulator element of the step, advanced with the step (a 64-bit address
     // rebuilt from (b, h, m0) took about 20 instructions per step).
-    float* dq_at = bp.dq_accum + ((static_cast<long long>(b) * p.heads + at.h) * p.seqlen_q + m_first + kg * WN) * D + hf * DH;
+    float* dq_at = bp.dq_accum + ((static_cast<long long>(b) * p.heads + at.h) * p.seqlen_q + m_first + qg * WN) * D + qh * (D / 2);
     const long long dq_head = (static_cast<long long>(p.seqlen_q) - static_cast<long long>(m_tiles - 1) * BM) * D;
     for (int s = 0; s < steps; ++s) {
       const int st = pipe.consumer_wait();
@@ -289,14 +309,14 @@ struct backward_dkdv_mma_kernel {
       }
       const int h = at.h, m0 = at.m0;
 
-      // ---- 1. S^T = K_kg Q^T and dP^T = V_kg dO^T for queries BMH hf .. + BMH: A = the group's 16
+      // ---- 1. S^T = K_kg Q^T and dP^T = V_kg dO^T for queries BMP part .. + BMP: A = the group's 16
       // key rows, B(d, i) = Q(i, d) / dO(i, d) (the stages read k-contiguous, as the forward reads K);
       // the K loops unrolled by 4 (product).
       typename s_tile::accumulator sacc, pacc;
       sacc.fill(0.f);
       pacc.fill(0.f);
-      product<s_tile, s_frags, D, true>(ctx, sacc, sm.k, ldk, true, kg * WN, sm.q[st], ldq, true, hf * BMH);
-      product<s_tile, s_frags, Dv, true>(ctx, pacc, sm.v, ldv, true, kg * WN, sm.dout[st], ldo, true, hf * BMH);
+      product<s_tile, s_frags, D, true>(ctx, sacc, sm.k, ldk, true, kg * WN, sm.q[st], ldq, true, part * BMP);
+      product<s_tile, s_frags, Dv, true>(ctx, pacc, sm.v, ldv, true, kg * WN, sm.dout[st], ldo, true, part * BMP);
 
       // Per score (key j = row, query i = column): P^T with dropout applied (what multiplied V) and
       // dS^T, both to shared memory as 16-bit pairs along a row (one 32-bit store each). Masked: 0.
@@ -305,13 +325,13 @@ struct backward_dkdv_mma_kernel {
       // constant (the C layout's column offsets are the same in every lane, c_offsets_uniform).
       int rel[rows::count];
       STRATA_UNROLL
-      for (int r = 0; r < rows::count; ++r) rel[r] = m0 + hf * BMH + atom::c_coord(lane, 0).col - i_lo[r];
+      for (int r = 0; r < rows::count; ++r) rel[r] = m0 + part * BMP + atom::c_coord(lane, 0).col - i_lo[r];
       STRATA_UNROLL
       for (int jn = 0; jn < s_tile::atoms_n; ++jn) {
         // The LSE2 and Di of this atom's columns, read once: a lane's rows share its columns (on
         // mma.sync, rows g and g + 8 of columns 2t, 2t + 1: one 64-bit load each). Read per score,
         // ptxas loaded them again for the second row (the P^T / dS^T stores in between may alias).
-        const int c0 = hf * BMH + jn * atom::N + atom::c_coord(lane, 0).col;
+        const int c0 = part * BMP + jn * atom::N + atom::c_coord(lane, 0).col;
         float lse2_at[stat_cols], di_at[stat_cols];
         STRATA_UNROLL
         for (int d = 0; d < stat_cols; ++d) lse2_at[d] = sm.lse2[st][c0 + d], di_at[d] = sm.di[st][c0 + d];
@@ -321,7 +341,7 @@ struct backward_dkdv_mma_kernel {
           STRATA_UNROLL
           for (int u = 0; u < 2; ++u) {
             const mma::coord c = atom::c_coord(lane, v + u);
-            const int j = j_base + c.row, i = m0 + hf * BMH + jn * atom::N + c.col;
+            const int j = j_base + c.row, i = m0 + part * BMP + jn * atom::N + c.col;
             const int r = rows::slot_of(v + u);
             const int dcol = atom::c_coord(0, v + u).col - atom::c_coord(0, 0).col;
             const float lse2 = lse2_at[dcol], di = di_at[dcol];
@@ -359,7 +379,7 @@ struct backward_dkdv_mma_kernel {
             }
           }
           const mma::coord c = atom::c_coord(lane, v);
-          const int at = (kg * WN + c.row) * lds + hf * BMH + jn * atom::N + c.col;
+          const int at = (kg * WN + c.row) * lds + part * BMP + jn * atom::N + c.col;
           arch::store_narrow_pair(sm.pt + at, pd[0], pd[1]);
           arch::store_narrow_pair(sm.ds + at, ds[0], ds[1]);
         }
@@ -367,33 +387,38 @@ struct backward_dkdv_mma_kernel {
       ctx.block().sync();  // every warp's P^T and dS^T are in shared memory
 
       // ---- 2. dV_kg += P^T dO, dK_kg += dS^T Q over the step's BM queries, for head-dim columns
-      // DvH hf / DH hf: A(j, i) = P^T / dS^T (k-contiguous), B(i, d) = dO(i, d) / Q(i, d) read
+      // DvP part / DP part: A(j, i) = P^T / dS^T (k-contiguous), B(i, d) = dO(i, d) / Q(i, d) read
       // transposed (ldmatrix.trans).
-      product<dv_tile, dv_frags, BM, false>(ctx, dv, sm.pt, lds, true, kg * WN, sm.dout[st], ldo, false, hf * DvH);
-      product<dk_tile, dk_frags, BM, false>(ctx, dk, sm.ds, lds, true, kg * WN, sm.q[st], ldq, false, hf * DH);
+      product<dv_tile, dv_frags, BM, false>(ctx, dv, sm.pt, lds, true, kg * WN, sm.dout[st], ldo, false, part * DvP);
+      product<dk_tile, dk_frags, BM, false>(ctx, dk, sm.ds, lds, true, kg * WN, sm.q[st], ldq, false, part * DP);
 
-      // ---- 3. dQ_t = dS K for query rows 16 kg .. + 16, columns DH hf .. + DH: A(i, j) = dS^T(j, i)
-      // and B(j, d) = K(j, d), both read transposed; added into the fp32 accumulator (rows past the
-      // sequence not added).
+      // ---- 3. dQ_t = dS K for query rows 16 qg .. + 16, columns D/2 qh .. + D/2 (in dq_passes passes
+      // of DQ columns): A(i, j) = dS^T(j, i) and B(j, d) = K(j, d), both read transposed; added into
+      // the fp32 accumulator (rows past the sequence not added).
       {
-        typename dk_tile::accumulator q_acc;
-        q_acc.fill(0.f);
-        product<dk_tile, dk_frags, BN, false>(ctx, q_acc, sm.ds, lds, false, kg * WN, sm.k, ldk, false, hf * DH);
-        float* dqa = dq_at;
-        const int rows_left = sq.sq - m0 - kg * WN;  // rows past the sequence are not added
+        const int rows_left = sq.sq - m0 - qg * WN;  // rows past the sequence are not added
         if constexpr (Ctx::emulated) {
           if (Ordered != (bp.dq_turn != nullptr))
             kernel_bug(ctx.emulated_thread(), "attention backward_dkdv_mma_kernel: its dQ mode (ordered or atomic) is not the workspace's");
         }
+        const auto add_passes = [&](const auto& add) {
+          STRATA_UNROLL
+          for (int pass = 0; pass < dq_passes; ++pass) {
+            typename dq_tile::accumulator q_acc;
+            q_acc.fill(0.f);
+            product<dq_tile, dq_frags, BN, false>(ctx, q_acc, sm.ds, lds, false, qg * WN, sm.k, ldk, false, qh * (D / 2) + pass * DQ);
+            add_dq(ctx, q_acc, dq_at + pass * DQ, rows_left, add);
+          }
+        };
         if constexpr (!Ordered) {
-          add_dq(ctx, q_acc, dqa, rows_left, [](float* at, float x0, float x1) { atomic::add_pair(at, x0, x1); });
+          add_passes([](float* at, float x0, float x1) { atomic::add_pair(at, x0, x1); });
         } else {
           // This key tile's turn: the key tiles before it that walk query tile m0 / BM (all of
           // first_key_tile(m0) .. t - 1, see detail::first_key_tile) have added.
           unsigned* turn = bp.dq_turn + (static_cast<long long>(b) * p.heads + h) * bp.q_tiles + m0 / BM;
           const unsigned mine = static_cast<unsigned>(t - detail::first_key_tile(p, sq, m0, BN));
           wait_turn(ctx, turn, mine);
-          add_dq(ctx, q_acc, dqa, rows_left, [](float* at, float x0, float x1) { at[0] += x0, at[1] += x1; });
+          add_passes([](float* at, float x0, float x1) { at[0] += x0, at[1] += x1; });
           pass_turn(ctx, turn, mine + 1u);
         }
       }
@@ -403,7 +428,7 @@ struct backward_dkdv_mma_kernel {
       at = next;
     }
 
-    // dK and dV of the group's keys, columns hf D/2 (rows past the sequence not stored); dK gets the
+    // dK and dV of the group's keys, its part of the columns (rows past the sequence not stored); dK gets the
     // softmax scale its dS^T left out.
     STRATA_UNROLL
     for (int jn = 0; jn < dk_tile::atoms_n; ++jn)
@@ -413,8 +438,8 @@ struct backward_dkdv_mma_kernel {
     const int keys_left = detail::imax(0, sq.sk - n0 - kg * WN);
     Elem* dkg = static_cast<Elem*>(bp.dk) + b * bp.dk_bs + key0 * bp.dk_rs + hk * bp.dk_hs;
     Elem* dvg = static_cast<Elem*>(bp.dv) + b * bp.dv_bs + key0 * bp.dv_rs + hk * bp.dv_hs;
-    dk_tile::template store_c<mma::edges::rows>(ctx, dk, mma::matrix_ref<Elem>{dkg, keys_left, D, bp.dk_rs}, 0, hf * DH);
-    dv_tile::template store_c<mma::edges::rows>(ctx, dv, mma::matrix_ref<Elem>{dvg, keys_left, Dv, bp.dv_rs}, 0, hf * DvH);
+    dk_tile::template store_c<mma::edges::rows>(ctx, dk, mma::matrix_ref<Elem>{dkg, keys_left, D, bp.dk_rs}, 0, part * DP);
+    dv_tile::template store_c<mma::edges::rows>(ctx, dv, mma::matrix_ref<Elem>{dvg, keys_left, Dv, bp.dv_rs}, 0, part * DvP);
   }
 
   // acc += A B over k = 0 .. K on the atom, both operands from shared memory with ldmatrix: A(m, k)
@@ -441,11 +466,11 @@ struct backward_dkdv_mma_kernel {
     }
   }
 
-  // dQ_t's 16 x DH accumulator of this warp into dQ(rows, columns) at `at` (row stride D) with
+  // dQ_t's 16 x DQ accumulator of this warp into dQ(rows, columns) at `at` (row stride D) with
   // `add(address, value, next value)` per pair of row neighbours (c_pairs), rows at or past rows_left
   // skipped.
   template <class Ctx, class Add>
-  STRATA_HOST_DEVICE STRATA_FORCEINLINE static void add_dq(Ctx& ctx, const typename dk_tile::accumulator& acc, float* at, int rows_left,
+  STRATA_HOST_DEVICE STRATA_FORCEINLINE static void add_dq(Ctx& ctx, const typename dq_tile::accumulator& acc, float* at, int rows_left,
                                                           const Add& add) {
     // One base pointer per lane; every value at a constant offset from it (c_offsets_uniform); one
     // row test per row the lane holds (a slot), not per value.
@@ -457,7 +482,7 @@ struct backward_dkdv_mma_kernel {
     for (int r = 0; r < rows::count; ++r) {
       if (rows::row_of(lane, r) >= rows_left) continue;
       STRATA_UNROLL
-      for (int jn = 0; jn < dk_tile::atoms_n; ++jn)
+      for (int jn = 0; jn < dq_tile::atoms_n; ++jn)
         STRATA_UNROLL
         for (int v = 0; v < atom::c_values; v += 2) {
           if (rows::slot_of(v) != r) continue;
