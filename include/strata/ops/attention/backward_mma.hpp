@@ -311,7 +311,7 @@ struct backward_dkdv_mma_kernel {
 
       // ---- 1. S^T = K_kg Q^T and dP^T = V_kg dO^T for queries BMP part .. + BMP: A = the group's 16
       // key rows, B(d, i) = Q(i, d) / dO(i, d) (the stages read k-contiguous, as the forward reads K);
-      // the K loops unrolled by 4 (product).
+      // the K loops in groups of 4 K steps (product).
       typename s_tile::accumulator sacc, pacc;
       sacc.fill(0.f);
       pacc.fill(0.f);
@@ -445,12 +445,15 @@ struct backward_dkdv_mma_kernel {
   // acc += A B over k = 0 .. K on the atom, both operands from shared memory with ldmatrix: A(m, k)
   // rows m0 .. of the stage `a` (element (m, k) at a[m lda + k] when a_kc, else a[k lda + m]), B(k, n)
   // columns n0 .. of the stage `b` (at b[n ldb + k] when b_kc, else b[k ldb + n]). `partial`: the K
-  // loop unrolled by 4, not fully (fully unrolled, ptxas hoisted the fragment loads of all 16 K steps
-  // of S^T and dP^T ahead of the MMAs and spilled 72-80 bytes at 255 registers, head dim 128, sm_90a).
+  // loop in groups of up to 4 K steps, not fully unrolled (fully unrolled, ptxas hoisted the fragment
+  // loads of all 16 K steps of S^T and dP^T ahead of the MMAs and spilled 72-80 bytes at 255
+  // registers, head dim 128, sm_90a); a group's fragments lie at constant offsets from two pointers
+  // that advance per group (indexed by the K step, ptxas rebuilt each address: 15 integer
+  // instructions per group against 4).
   template <class Tile, class Frags, int K, bool partial, class Ctx>
   STRATA_HOST_DEVICE STRATA_FORCEINLINE static void product(Ctx& ctx, typename Tile::accumulator& acc, const Elem* a, int lda, bool a_kc,
                                                            int m0, const Elem* b, int ldb, bool b_kc, int n0) {
-    const auto step = [&](int kk) {
+    const auto step = [&](const Elem* a, const Elem* b, int kk) {
       typename Tile::a_fragments fa;
       typename Tile::b_fragments fb;
       Frags::load_a(ctx, fa, a + (a_kc ? kk * atom::K : kk * atom::K * lda), lda, a_kc, m0);
@@ -458,11 +461,16 @@ struct backward_dkdv_mma_kernel {
       Tile::mma(ctx, fa, fb, acc);
     };
     if constexpr (partial) {
-      STRATA_UNROLL_BY(4)
-      for (int kk = 0; kk < K / atom::K; ++kk) step(kk);
+      // Groups of `chunk` K steps at constant offsets from two pointers that advance per group.
+      constexpr int steps = K / atom::K, chunk = steps % 4 == 0 ? 4 : steps % 3 == 0 ? 3 : steps % 2 == 0 ? 2 : 1;
+      const int a_group = chunk * atom::K * (a_kc ? 1 : lda), b_group = chunk * atom::K * (b_kc ? 1 : ldb);
+      STRATA_NO_UNROLL
+      for (int g = 0; g < steps / chunk; ++g, a += a_group, b += b_group)
+        STRATA_UNROLL
+        for (int kk = 0; kk < chunk; ++kk) step(a, b, kk);
     } else {
       STRATA_UNROLL
-      for (int kk = 0; kk < K / atom::K; ++kk) step(kk);
+      for (int kk = 0; kk < K / atom::K; ++kk) step(a, b, kk);
     }
   }
 
