@@ -76,7 +76,7 @@ struct backward_dkdv_mma_kernel {
   static constexpr const char* name = "attention_backward_dkdv_mma_kernel";
   static_assert(detail::backward_on_tensor_cores<Target, Elem, D, Dv>(),
                 "attention backward: the tensor-core dK/dV kernel takes f16/bf16 on the m16n8k16 mma.sync atoms, "
-                "head dims multiples of 32 up to 128");
+                "head dims multiples of 32 up to 128 or of 64 up to 256, where its tile fits the target's shared memory");
   static_assert(differentiable_score_mod<ScoreMod>,
                 "attention backward: the score_mod must state its derivative, a member "
                 "float grad(float score, int batch, int head, int q, int k) const (mods.hpp)");

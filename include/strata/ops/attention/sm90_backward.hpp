@@ -709,7 +709,7 @@ struct sm90_backward_kernel {
         if (x.row >= keys_left) continue;
         Elem* at = base + x.row * rs + x.col;
         if (pairs) {
-          *reinterpret_cast<std::uint32_t*>(at) = arch::narrow_pair<Elem>(acc[v], acc[v + 1]);
+          arch::store_narrow_pair(at, acc[v], acc[v + 1]);
         } else {
           at[0] = static_cast<Elem>(acc[v]);
           at[1] = static_cast<Elem>(acc[v + 1]);
