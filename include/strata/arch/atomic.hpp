@@ -36,15 +36,15 @@ STRATA_HOST_DEVICE T add(T* p, T v) {
 #endif
 }
 
-/// p[0] += first and p[1] += second, each an atomic add of its own, with no result (`p` in global
-/// memory, 8-byte aligned). Where the compile pass's target has atom_family::red_vector (sm_90+) both
-/// go as one red.global.add.v2.f32: half the instructions and half the atomic requests at L2 (the
-/// attention backward's dQ, whose C fragments hold column pairs); elsewhere two adds.
 namespace detail {
 // (a namespace-scope constant: nvcc rejects calling the host constexpr atom_set::has in a device function)
 inline constexpr bool red_vector_in_this_pass = arch::current::atoms.has(arch::atom_family::red_vector);
 }  // namespace detail
 
+/// p[0] += first and p[1] += second, each an atomic add of its own, with no result (`p` in global
+/// memory, 8-byte aligned). Where the compile pass's target has atom_family::red_vector (sm_90+) both
+/// go as one red.global.add.v2.f32: half the instructions and half the atomic requests at L2 (the
+/// attention backward's dQ, whose C fragments hold column pairs); elsewhere two adds.
 STRATA_HOST_DEVICE STRATA_FORCEINLINE void add_pair(float* p, float first, float second) {
 #if STRATA_CUDA_DEVICE_PASS
   if constexpr (detail::red_vector_in_this_pass) {
