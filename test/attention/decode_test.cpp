@@ -15,6 +15,22 @@ template <class E, int D, class Target = host>
 struct decode_case {
   int B = 2, H = 4, HK = 2, SQ = 3, S = 100, s_new = 2, page = 16;
   std::vector<int> lens{37, 60};
+  // Optional features (decode takes every forward option but dropout): soft-cap, ALiBi slopes and
+  // sinks per query head (derived from the head when on), a window to the left.
+  float softcap = 0.f;
+  bool alibi = false, sinks = false;
+  int window_left = -1;
+
+  std::vector<float> slopes() const {
+    std::vector<float> x;
+    for (int h = 0; alibi && h < H; ++h) x.push_back(0.05f * static_cast<float>(h + 1));
+    return x;
+  }
+  std::vector<float> sink_logits() const {
+    std::vector<float> x;
+    for (int h = 0; sinks && h < H; ++h) x.push_back(0.5f * static_cast<float>(h % 5) - 1.f);
+    return x;
+  }
 
   // Runs decode with `splits`, dense (page 0) or paged; returns O (B, SQ, H, D) and LSE.
   std::pair<std::vector<E>, std::vector<float>> run(int splits, bool paged, const host_tensor<E>& q,
@@ -44,6 +60,7 @@ struct decode_case {
     auto dk = upload(s, paged ? kpool : kdense), dv = upload(s, paged ? vpool : vdense);
     auto dq = upload(s, q.data), dkn = upload(s, kn.data), dvn = upload(s, vn.data);
     auto dlens = upload(s, lens), dtable = upload(s, perm);
+    auto dslopes = upload(s, alibi ? slopes() : std::vector<float>(1)), dsinks = upload(s, sinks ? sink_logits() : std::vector<float>(1));
     std::vector<E> o(static_cast<std::size_t>(B) * SQ * H * D);
     std::memset(static_cast<void*>(o.data()), 0xFF, o.size() * sizeof(E));
     auto dout = upload(s, o);
@@ -54,13 +71,19 @@ struct decode_case {
     A::tensor tv = paged ? A::bshd(dv.data(), t, num_pages, page, HK, D) : A::bshd(dv.data(), t, B, S, HK, D);
     A::decode_args dec;
     dec.cache_seqlens = dlens.data();
-    dec.k_new = A::bshd(dkn.data(), t, B, s_new, HK, D);
-    dec.v_new = A::bshd(dvn.data(), t, B, s_new, HK, D);
+    if (s_new > 0) {  // else nothing to append (k_new's data null)
+      dec.k_new = A::bshd(dkn.data(), t, B, s_new, HK, D);
+      dec.v_new = A::bshd(dvn.data(), t, B, s_new, HK, D);
+    }
     dec.num_splits = splits;
     if (paged) dec.paged = {dtable.data(), pages_per_seq, page, num_pages};
     A::options opt;
     opt.causal = causal;
     opt.lse = dlse.data();
+    opt.softcap = softcap;
+    opt.window_left = window_left;
+    if (alibi) opt.alibi_slopes = dslopes.data();
+    if (sinks) opt.sinks = dsinks.data();
     strata::device_buffer<unsigned char> ws(std::max<std::size_t>(1, strata::attention_decode_workspace_size(tq, D, splits, S)));
     strata::attention_decode<Target>(s, tq, tk, tv, to, dec, opt, {ws.data(), ws.size()});
     strata::copy_to_host(s, o.data(), dout.data(), o.size());
@@ -85,6 +108,10 @@ struct decode_case {
     A::reference::problem rp;
     rp.heads = H, rp.heads_k = HK, rp.d = D, rp.dv = D, rp.causal = causal;
     rp.scale = static_cast<float>(1.0 / std::sqrt(static_cast<float>(D)));
+    rp.softcap = softcap;
+    rp.window_left = window_left;
+    rp.alibi = slopes();
+    rp.sinks = sink_logits();
     int bad = 0;
     for (int b = 0; b < B; ++b) {
       A::reference::sequence rs;
@@ -135,6 +162,31 @@ TEST_CASE("attention decode: split-KV, append, paged == dense", "[attention]") {
   decode_case<f16, 64, strata::arch::gfx942>{.B = 1, .H = 6, .HK = 2, .SQ = 1, .S = 80, .lens = {70}}.test(true);
   // gfx942 (MFMA, wave64): the decode path of the AMD forward.
   decode_case<f16, 64, strata::arch::gfx942>{.B = 2, .H = 2, .HK = 2, .SQ = 2, .S = 50, .lens = {17, 33}}.test(false);
+}
+
+// The key split (config.hpp, forward_tile::split_keys): on 16-bit mma.sync a decode block's four warps
+// share its 16 rows, each with 16 keys of every 64-key tile, and merge (m, l, O) at the end. Cases
+// where the merge matters: warps whose keys are all masked (short caches, windows, lengths 0), sinks
+// (counted once per row, not per warp), GQA groups of more than 16 heads (several row tiles), 16 new
+// tokens under causality, and the kernel with soft-cap and ALiBi.
+TEST_CASE("attention decode: the key split on mma.sync", "[attention]") {
+  using sm80 = strata::arch::sm80;
+  using sm90a = strata::arch::sm90a;
+  STATIC_REQUIRE(A::default_config<sm80, bf16, 128, 128, A::forward_tile::split_keys>().key_split);
+  STATIC_REQUIRE(A::default_config<sm80, bf16, 128, 128, A::forward_tile::split_keys>().block_n == 64);
+  STATIC_REQUIRE(!A::default_config<host, float, 32, 32, A::forward_tile::split_keys>().key_split);
+  // GQA 24 / 1 (two row tiles of 16), lengths that leave warps without keys in the last tile, sinks.
+  decode_case<bf16, 128, sm80>{.B = 2, .H = 24, .HK = 1, .SQ = 1, .S = 200, .s_new = 1, .lens = {3, 150}, .sinks = true}.test(false);
+  // 16 new tokens, causal, a sequence with no cached keys, soft-cap, ALiBi and a window (the extras kernel).
+  decode_case<f16, 64, sm90a>{.B = 2, .H = 2, .HK = 2, .SQ = 16, .S = 120, .s_new = 16, .lens = {0, 101},
+                              .softcap = 20.f, .alibi = true, .window_left = 40}
+      .test(true);
+  // A sequence with no keys at all (length 0, nothing appended): O = 0, LSE = -inf from every warp;
+  // with sinks, O = 0 and LSE = the sink.
+  decode_case<bf16, 64, sm80>{.B = 2, .H = 4, .HK = 2, .SQ = 1, .S = 70, .s_new = 0, .lens = {0, 66}}.test(false);
+  decode_case<bf16, 64, sm80>{.B = 2, .H = 4, .HK = 2, .SQ = 1, .S = 70, .s_new = 0, .lens = {0, 66}, .sinks = true}.test(true);
+  // Head dim 96 (the generic copy: 12 vectors per row), the paged cache with 32-key pages.
+  decode_case<f16, 96, sm80>{.B = 1, .H = 4, .HK = 1, .SQ = 1, .S = 140, .s_new = 1, .page = 32, .lens = {130}}.test(true);
 }
 
 TEST_CASE("attention validation names the argument", "[attention]") {

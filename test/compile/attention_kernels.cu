@@ -11,9 +11,11 @@
 // memory, V split over two blocks); and FMA fp32 head dim 32 on NVIDIA.
 // Each configuration twice: attn_fwd_* without the optional score features (soft-cap, ALiBi, dropout:
 // what the entries launch unless the options ask for one) and attn_fwdx_* with them; the paged-cache
-// form (the decode entry with a block table) for two common head dims, and at head dim 128 the
-// decode entry's contiguous kernel (the standard query tile; the plain prefill kernel there is the tall
-// one, config.hpp).
+// form (the decode entry with a block table) for two common head dims, and the decode entry's
+// contiguous kernels: the key split on 16-bit mma.sync (config.hpp, forward_tile::split_keys: a kernel
+// of its own at every head dim, so compiled here at each bf16 one, at 128 in f16 too, and with the
+// optional features at 128 and 256), the standard tile elsewhere (the same kernel as the prefill one
+// but at 64 and 128, where prefill takes the tall tile: compiled at 128).
 // fp8 e4m3 head dims 32 .. 256 and 192/128 where the target has fp8 tensor cores: mma.sync m16n8k32
 // on sm_90a / sm_100a (192 and up with Q in shared memory; 256 not on sm_100a, 40 B of spills), MFMA
 // 16x16x32 (OCP bytes on the FNUZ instruction) on gfx940; not on sm_80 or gfx90a, which have none.
@@ -36,6 +38,9 @@
 // compile-expect-kernels sm_90a|sm_100a|gfx940: attn_fwdx_e4m3_d192 attn_fwdx_e4m3_d192_128
 // compile-expect-kernels sm_90a|gfx940: attn_fwdx_e4m3_d256
 // compile-expect-kernels sm_.*|gfx.*: attn_fwd_paged_f16_d64 attn_fwd_paged_bf16_d128 attn_fwd_decode_f16_d128 attn_fwd_decode_bf16_d128
+// compile-expect-kernels sm_.*: attn_fwd_decode_bf16_d32 attn_fwd_decode_bf16_d64 attn_fwd_decode_bf16_d96 attn_fwd_decode_bf16_d192_128
+// compile-expect-kernels sm_.*: attn_fwd_decode_bf16_d192 attn_fwd_decode_bf16_d256 attn_fwdx_decode_bf16_d128 attn_fwdx_decode_bf16_d256
+// compile-expect-kernels sm_90a|sm_100a: attn_fwd_decode_bf16_d512
 // compile-expect-kernels sm_.*|gfx.*: attn_combine_f16 attn_combine_bf16 attn_append_f16 attn_append_bf16
 // compile-expect-code sm_.*: ldmatrix fragment loads = ldmatrix\.sync\.aligned\.m8n8\.x4\.shared\.b16
 // compile-expect-code sm_.*: ldmatrix.trans fragment loads = ldmatrix\.sync\.aligned\.m8n8\.x4\.trans\.shared\.b16
@@ -73,7 +78,8 @@ using strata::f8_e4m3;
 // target is declared but never launched (with a placeholder tile where none fits) so that the list
 // stays one macro.
 // The plain kernel takes the tall query tile where it applies (config.hpp, forward_tile), the kernel
-// with the optional features and the decode entry's kernels the standard one, as the host entries do.
+// with the optional features the standard one and the decode entry's kernels the key split, as the
+// host entries do.
 #define STRATA_ATTN_CFG(E, D, DV, TILE)                                                                       \
   (A::default_config<target, E, D, DV, TILE>().block_n > 0 ? A::default_config<target, E, D, DV, TILE>()      \
                                                            : A::kernel_config{16, 4, 2})
@@ -84,16 +90,26 @@ using strata::f8_e4m3;
                                              A::no_score_mod, A::no_mask_mod, A::score_features::any> {};
 STRATA_ATTN_CONFIGS(STRATA_ATTN_WRAP)
 #undef STRATA_ATTN_WRAP
-// attention_decode's kernels (standard tile): contiguous at head dim 128, where the prefill kernel is
-// the tall one, and paged.
-struct attn_fwd_decode_f16_d128 : A::forward_kernel<f16, 128, 128, target, STRATA_ATTN_CFG(f16, 128, 128, A::forward_tile::standard),
-                                                    A::no_score_mod, A::no_mask_mod, A::score_features::none> {};
-struct attn_fwd_decode_bf16_d128 : A::forward_kernel<bf16, 128, 128, target, STRATA_ATTN_CFG(bf16, 128, 128, A::forward_tile::standard),
-                                                     A::no_score_mod, A::no_mask_mod, A::score_features::none> {};
-struct attn_fwd_paged_f16_d64 : A::forward_kernel<f16, 64, 64, target, STRATA_ATTN_CFG(f16, 64, 64, A::forward_tile::standard),
-                                                  A::no_score_mod, A::no_mask_mod, A::score_features::none, A::kv_storage::paged> {};
-struct attn_fwd_paged_bf16_d128 : A::forward_kernel<bf16, 128, 128, target, STRATA_ATTN_CFG(bf16, 128, 128, A::forward_tile::standard),
-                                                    A::no_score_mod, A::no_mask_mod, A::score_features::none, A::kv_storage::paged> {};
+// attention_decode's kernels (the key split where it applies, else the standard tile), contiguous and
+// paged; attn_fwdx_decode_* with the optional score features (decode takes soft-cap and ALiBi).
+#define STRATA_ATTN_DECODE(name, E, D, DV, F, KV)                                                                         \
+  struct name : A::forward_kernel<E, D, DV, target, STRATA_ATTN_CFG(E, D, DV, A::forward_tile::split_keys), A::no_score_mod, \
+                                  A::no_mask_mod, A::score_features::F, A::kv_storage::KV> {};
+STRATA_ATTN_DECODE(attn_fwd_decode_f16_d128, f16, 128, 128, none, contiguous)
+STRATA_ATTN_DECODE(attn_fwd_decode_bf16_d128, bf16, 128, 128, none, contiguous)
+STRATA_ATTN_DECODE(attn_fwd_paged_f16_d64, f16, 64, 64, none, paged)
+STRATA_ATTN_DECODE(attn_fwd_paged_bf16_d128, bf16, 128, 128, none, paged)
+// The key split's other kernels (NVIDIA only: elsewhere they are the prefill ones).
+#define STRATA_ATTN_DECODE_SPLIT(X)                                                                                         \
+  X(attn_fwd_decode_bf16_d32, bf16, 32, 32, none) X(attn_fwd_decode_bf16_d64, bf16, 64, 64, none)                           \
+  X(attn_fwd_decode_bf16_d96, bf16, 96, 96, none) X(attn_fwd_decode_bf16_d192_128, bf16, 192, 128, none)                    \
+  X(attn_fwd_decode_bf16_d192, bf16, 192, 192, none) X(attn_fwd_decode_bf16_d256, bf16, 256, 256, none)                     \
+  X(attn_fwd_decode_bf16_d512, bf16, 512, 512, none) X(attn_fwdx_decode_bf16_d128, bf16, 128, 128, any)                     \
+  X(attn_fwdx_decode_bf16_d256, bf16, 256, 256, any)
+#define STRATA_ATTN_DECODE_WRAP(name, E, D, DV, F) STRATA_ATTN_DECODE(name, E, D, DV, F, contiguous)
+STRATA_ATTN_DECODE_SPLIT(STRATA_ATTN_DECODE_WRAP)
+#undef STRATA_ATTN_DECODE_WRAP
+#undef STRATA_ATTN_DECODE
 #undef STRATA_ATTN_CFG
 struct attn_combine_f16 : A::combine_kernel<f16, target> {};
 struct attn_combine_bf16 : A::combine_kernel<bf16, target> {};
@@ -116,12 +132,20 @@ void compile_attention(strata::stream& s) {
   strata::launch(s, {.grid = {8}, .block = {attn_fwd_decode_bf16_d128::max_threads_per_block}}, attn_fwd_decode_bf16_d128{}, fp);
   strata::launch(s, {.grid = {8}, .block = {attn_fwd_paged_f16_d64::max_threads_per_block}}, attn_fwd_paged_f16_d64{}, fp);
   strata::launch(s, {.grid = {8}, .block = {attn_fwd_paged_bf16_d128::max_threads_per_block}}, attn_fwd_paged_bf16_d128{}, fp);
+  // Launched only where they are key-split kernels (a kernel of their own); 512 where it is shipped
+  // and its split fits (not sm_80's shared memory, where decode takes the standard tile: the prefill kernel).
+#define STRATA_ATTN_DECODE_LAUNCH(name, E, D, DV, F)                                                       \
+  if constexpr (name::key_split && A::shipped<Target, E, D, DV>())                                        \
+    strata::launch(s, {.grid = {8}, .block = {name::max_threads_per_block}}, name{}, fp);
+  STRATA_ATTN_DECODE_SPLIT(STRATA_ATTN_DECODE_LAUNCH)
+#undef STRATA_ATTN_DECODE_LAUNCH
   strata::launch(s, {.grid = {8}, .block = {Target::warp_size}}, attn_combine_f16{}, A::detail::combine_params{});
   strata::launch(s, {.grid = {8}, .block = {Target::warp_size}}, attn_combine_bf16{}, A::detail::combine_params{});
   strata::launch(s, {.grid = {8}, .block = {Target::warp_size}}, attn_append_f16{}, A::detail::append_params{});
   strata::launch(s, {.grid = {8}, .block = {Target::warp_size}}, attn_append_bf16{}, A::detail::append_params{});
 }
 #undef STRATA_ATTN_LAUNCH
+#undef STRATA_ATTN_DECODE_SPLIT
 }  // namespace strata_test
 
 void strata_compile_attention(strata::stream& s) { strata_test::compile_attention<strata_test::target>(s); }

@@ -119,6 +119,32 @@ emu::launch_statistics attention_forward(int key_tiles, emu::options opt = {.wor
   return l;
 }
 
+/// attention_decode of (D, D) bf16 on sm80: one query token of a GQA group of 8 heads (one block, its
+/// rows the group's heads) against a dense cache of `key_tiles` full 64-key tiles, one split.
+template <int D>
+emu::launch_statistics attention_decode(int key_tiles) {
+  namespace A = strata::attn;
+  constexpr int H = 8, BN = A::default_config<arch::sm80, bf16, D, D, A::forward_tile::split_keys>().block_n;
+  const int sk = key_tiles * BN;
+  strata::stream s(emu::options{.workers = 1});
+  std::vector<bf16> hq(static_cast<std::size_t>(H) * D), hk(static_cast<std::size_t>(sk) * D);
+  for (std::size_t i = 0; i < hq.size(); ++i) hq[i] = bf16(0.01f * static_cast<float>(i % 17));
+  for (std::size_t i = 0; i < hk.size(); ++i) hk[i] = bf16(0.02f * static_cast<float>(i % 13));
+  auto q = strata_test::to_device(s, hq), k = strata_test::to_device(s, hk), v = strata_test::to_device(s, hk),
+       o = strata_test::to_device(s, hq);
+  auto lens = strata_test::to_device(s, std::vector<int>{sk});
+  const auto t = strata::dtype::bf16;
+  A::decode_args dec;
+  dec.cache_seqlens = lens.data();
+  dec.num_splits = 1;
+  emu::statistics_recorder rec;
+  strata::attention_decode<arch::sm80>(s, A::bshd(q.data(), t, 1, 1, H, D), A::bshd(k.data(), t, 1, sk, 1, D),
+                                       A::bshd(v.data(), t, 1, sk, 1, D), A::bshd(o.data(), t, 1, 1, H, D), dec, {}, {});
+  const auto l = launch_of(rec, "attention_forward");
+  REQUIRE(l.blocks == 1);
+  return l;
+}
+
 /// The attention backward's tensor-core dK/dV kernel of (D, D) bf16 on sm80: one 64-key tile of one
 /// head against `query_tiles` 64-row query tiles (no mask: every step does the same work). The LSE is
 /// zeros and O is Q: the counts do not depend on the values.
@@ -242,6 +268,16 @@ TEST_CASE("wavefront budgets: attention forward sm80 bf16 d64 and d128", "[wavef
 // accumulator layout is not its A layout (mma::c_is_a).
 TEST_CASE("wavefront budgets: attention forward gfx942 bf16 d128", "[wavefronts][attention][cdna]") {
   check_budget({"attention forward bf16 d128 (gfx942)", 352, 144}, attention_forward<128, arch::gfx942>(3), 3);
+}
+
+// attention_decode's key split (issue 33 item 7, config.hpp forward_tile::split_keys), bf16 d128 on
+// sm80: the four warps share the block's 16 rows and each reads its 16 keys of every 64-key tile. Per
+// warp and tile: K 32 + V 32 ldmatrix wavefronts (16 x4 requests) + its quarter of the tile's
+// cp.async, 64 = 128, all at their ideal, against 320 with the standard tile it ran before (every
+// warp read all 64 keys of K and V for its own 16 rows, which in a decode block were mostly padding).
+// The merge of (m, l, O) after the loop uses plain shared accesses once per block: not in the count.
+TEST_CASE("wavefront budgets: attention decode sm80 bf16 d128 (key split)", "[wavefronts][attention]") {
+  check_budget({"attention decode bf16 d128 (key split)", 128, 128}, one_step_more(attention_decode<128>(3), attention_decode<128>(4)), 1);
 }
 
 // Attention backward, the tensor-core dK/dV kernel (issue 34, backward_mma.hpp), bf16 on sm80: 8 warps

@@ -3,8 +3,7 @@
 // arch::sm80 with default_config: the benchmarked ones), named so that tools/sass/check_budgets.py
 // finds them in the SASS: the forward at head dims 128 (the tall query tile) and 64 without the
 // optional score features (what the entries launch unless soft-cap, ALiBi or dropout is asked for), the
-// forward with them at 128, attention_decode's forward at 128 (the standard tile; at 64 it is the same
-// kernel), and the backward's kernels at head dim 128 (dK/dV on tensor cores without the optional score
+// forward with them at 128, attention_decode's forward at 128 (the key split, config.hpp), and the backward's kernels at head dim 128 (dK/dV on tensor cores without the optional score
 // features, dQ, the per-row preprocess). Their loops are held to test/sass/budgets.txt (`ctest -L sass`).
 #include "strata/attention.hpp"
 
@@ -17,7 +16,7 @@ using forward = A::forward_kernel<strata::bf16, D, D, target, A::default_config<
 struct sass_attn_fwd_bf16_d128 : forward<128, A::score_features::none> {};  // the tall query tile (prefill)
 struct sass_attn_fwd_bf16_d64 : forward<64, A::score_features::none> {};
 struct sass_attn_fwd_extras_bf16_d128 : forward<128, A::score_features::any, A::forward_tile::standard> {};
-struct sass_attn_fwd_decode_bf16_d128 : forward<128, A::score_features::none, A::forward_tile::standard> {};  // attention_decode's
+struct sass_attn_fwd_decode_bf16_d128 : forward<128, A::score_features::none, A::forward_tile::split_keys> {};  // attention_decode's
 struct sass_attn_bwd_dkdv_bf16_d128
     : A::backward_dkdv_mma_kernel<strata::bf16, 128, 128, target, A::no_score_mod, A::no_mask_mod, A::score_features::none> {};
 struct sass_attn_bwd_pre_bf16_d128 : A::backward_preprocess_kernel<strata::bf16, 128, target> {};

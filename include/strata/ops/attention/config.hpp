@@ -27,6 +27,8 @@ struct kernel_config {
   int v_slices = 1;          // blocks per query tile, each computing O for Dv / v_slices columns
                              // (forward.hpp; 16-bit head dim 512 on mma.sync)
   int row_atoms = 1;         // atoms of query rows per warp: block_m = warps x row_atoms x the atom's M
+  bool key_split = false;    // the warps share one atom's query rows and split each key tile between them,
+                             // merging (m, l, O) once at the end (forward.hpp): block_m = the atom's M
   friend constexpr bool operator==(const kernel_config&, const kernel_config&) = default;
 };
 
@@ -119,12 +121,32 @@ constexpr std::size_t shared_bytes(int block_m, int block_n, int stages, int d, 
 /// `standard` for the others: with the optional features or a score mod ptxas spilled 32-68 B under
 /// the tall tile (sm_90a, 2026-12-07), and attention_decode's blocks hold 1-16 query tokens or one GQA
 /// group's heads, so a taller tile would compute padding.
-enum class forward_tile { tall, standard };
+/// `split_keys`: attention_decode's tile (issue 33 item 7). The warps share one atom's query rows (the
+/// 1-16 tokens or the group's heads a decode block holds) and each takes its own slice of every key
+/// tile: with the standard tile three of the four warps computed rows of padding whenever a block held
+/// 16 rows or fewer, and every warp read all of K and V from shared memory. Each warp keeps its own
+/// running max, sum and O over its keys; the block merges them once after the key loop. 16-bit
+/// mma.sync only (the MFMA and FMA kernels keep the standard tile), and only where 64-key tiles fit.
+enum class forward_tile { tall, standard, split_keys };
 
 /// The default configuration of (target, element, head dims): the widest K/V tile that fits.
 template <class Target, class Elem, int D, int Dv, forward_tile Tile = forward_tile::tall>
 constexpr kernel_config default_config() {
   using A = atom_for<Target, Elem>;
+  if constexpr (Tile == forward_tile::split_keys) {
+    // The standard tile's choices (Q in shared memory, V slices), with 4 warps x 16 keys of a 64-key
+    // tile: a warp's S is 16 x 16 (8 fp32 registers a lane, against 16-32 for the standard tile's),
+    // so the tile is not capped by registers as the standard one is on sm_90a / sm_100a.
+    kernel_config c = default_config<Target, Elem, D, Dv, forward_tile::standard>();
+    const bool mma_sync16 = Target::atoms.has(arch::atom_family::mma_sync_f16) && sizeof(Elem) == 2;
+    constexpr int bn = 64;
+    if (mma_sync16 && c.block_n > 0 && c.warps == 4 && c.row_atoms == 1 && (bn / c.warps) % A::K == 0 &&
+        shared_bytes<Elem>(A::M, bn, c.stages, D, Dv / c.v_slices, c.q_in_shared, mma::c_is_a<A>) <= Target::shared_memory_per_block) {
+      c.block_n = bn;
+      c.key_split = true;
+    }
+    return c;
+  }
   const int warps = A::M == Target::warp_size ? (Target::warp_size == 64 ? 1 : 2) : 4;
   const bool mma_sync = Target::atoms.has(arch::atom_family::mma_sync_f16);
   // FlashAttention-2's tile for prefill at head dims 64 and 128 on 16-bit mma.sync: 32 query rows per

@@ -33,6 +33,12 @@
 // exponent's reference max is 0 while the running max is still -inf, so 2^(-inf - m) is 0 and no
 // 2^(-inf - -inf) = NaN is ever formed.
 //
+// Key split (Cfg.key_split, config.hpp's forward_tile::split_keys: attention_decode on 16-bit
+// mma.sync): the warps share the block's one atom of query rows and each takes its own KW = block_n /
+// warps keys of every tile, with its own running max, sum and O; after the key loop the block merges
+// them (merge_key_slices) and warp 0 runs the epilogue. A decode block holds 1-16 rows, so the warps
+// of the standard tile computed padding rows and each read all of K and V from shared memory.
+//
 // V column slices (Cfg.v_slices > 1: 16-bit head dim 512 and fp8 V head dims of 192 or more on
 // mma.sync): a block computes O for one slice of Dv / v_slices columns. Each slice's block recomputes
 // S and the softmax (identical in all of them); only slice 0 writes the LSE. Costs one more Q K^T per extra slice; keeps the O accumulator
@@ -44,6 +50,7 @@
 // a group causal tiles run longest first (the last query tiles see the most keys).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <type_traits>
 
@@ -143,8 +150,12 @@ struct forward_kernel {
   static constexpr int warp_size = Target::warp_size;
   static constexpr int row_atoms = Cfg.row_atoms;   // atoms of query rows per warp
   static constexpr int WM = atom::M * row_atoms;     // query rows per warp
-  static constexpr int BM = Cfg.warps * WM;          // query rows per block
+  // Key split (config.hpp, forward_tile::split_keys): every warp has the block's WM rows and KW of
+  // each tile's BN keys; otherwise each warp has WM rows of its own and all BN keys.
+  static constexpr bool key_split = Cfg.key_split;
+  static constexpr int BM = (key_split ? 1 : Cfg.warps) * WM;  // query rows per block
   static constexpr int BN = Cfg.block_n;             // keys per tile
+  static constexpr int KW = key_split ? BN / Cfg.warps : BN;  // keys per warp of each tile
   static constexpr int stages = Cfg.stages;
   static constexpr int chunk = BN < 16 ? BN : 16;    // rows per paged copy: never crosses a 16-multiple page
   static constexpr int max_threads_per_block = Cfg.warps * warp_size;
@@ -173,10 +184,12 @@ struct forward_kernel {
                 "attention: v_slices must split Dv into whole atoms and 16-byte vectors");
   static_assert(BN % atom::N == 0 && BN % atom::K == 0, "attention: block_n must be a multiple of the atom's N and K");
   static_assert(BN % chunk == 0, "attention: block_n must be a multiple of the copy chunk");
+  static_assert(!key_split || (row_atoms == 1 && BN % Cfg.warps == 0 && KW % atom::N == 0 && KW % atom::K == 0),
+                "attention: a key split gives each warp whole atoms of keys, one atom of rows");
   static_assert((D * sizeof(Elem)) % 16 == 0 && (Dv * sizeof(Elem)) % 16 == 0,
                 "attention: head dims must be whole 16-byte vectors");
 
-  using s_tile = mma::warp_tile<atom, WM, BN, atom::K>;  // S = Q K^T, one K step at a time
+  using s_tile = mma::warp_tile<atom, WM, KW, atom::K>;  // S = Q K^T (the warp's keys), one K step at a time
   // O += P V, one K step at a time, in o_parts column slices of the warp's rows: with Q staged in
   // shared memory (wide head dims), V's fragments are loaded 64 columns at a time, not all Dv at once.
   static constexpr int o_parts = q_in_shared && DvB % 64 == 0 ? DvB / 64 : 1;
@@ -229,10 +242,10 @@ struct forward_kernel {
       return true;
     }
   }();
-  static constexpr bool grouped_draws = extras && quad_pair_c_layout && BN % 64 == 0;
+  static constexpr bool grouped_draws = extras && quad_pair_c_layout && KW % 64 == 0;
   // ldmatrix fragment loads: the f16/bf16 mma.sync atoms, with 16-column multiples everywhere.
-  static constexpr bool use_ldmatrix = mma::ldmatrix_loadable<atom> && WM % 16 == 0 && D % 16 == 0 && BN % 16 == 0 && o_cols % 16 == 0;
-  using k_frags = mma::ldmatrix_fragments<atom, WM, BN, atom::K>;  // K (B of S) and a staged Q (A of S)
+  static constexpr bool use_ldmatrix = mma::ldmatrix_loadable<atom> && WM % 16 == 0 && D % 16 == 0 && KW % 16 == 0 && o_cols % 16 == 0;
+  using k_frags = mma::ldmatrix_fragments<atom, WM, KW, atom::K>;  // K (B of S) and a staged Q (A of S)
   using v_frags = mma::ldmatrix_fragments<atom, WM, o_cols, atom::K>;  // V (B of O), transposed
   // Stage row strides: 16 bytes of padding per row (rows stay 16-byte aligned for the copies).
   static constexpr int pad = 16 / static_cast<int>(sizeof(Elem));
@@ -241,10 +254,16 @@ struct forward_kernel {
   struct shared_storage {
     alignas(16) Elem k[stages][BN * ldk];   // (stage, BN, D) in rows of ldk
     alignas(16) Elem v[stages][BN * ldv];   // (stage, BN, DvB) in rows of ldv: this block's V columns
-    alignas(16) Elem p[p_in_registers ? 16 / sizeof(Elem) : BM * BN];  // (BM, BN) probabilities, if not in registers
+    alignas(16) Elem p[p_in_registers ? 16 / sizeof(Elem) : BM * BN];  // (WM, KW) probabilities per warp, if not in registers
     alignas(16) Elem q[q_in_shared ? BM * ldq : 16 / sizeof(Elem)];    // (BM, D) in rows of ldq, when Q is staged here
   };
   static_assert(sizeof(shared_storage) <= shared_bytes<Elem>(BM, BN, stages, D, DvB, q_in_shared, p_in_registers));
+  // The key split's merge (merge_key_slices) reuses the K stages: each warp's row maxima and sums, and
+  // the O of every warp but the first.
+  static constexpr int o_values = o_parts * row_atoms * o_tile::atoms_n * atom::c_values;  // O accumulators per lane
+  static constexpr std::size_t merge_floats = 2 * Cfg.warps * WM + (Cfg.warps - 1) * o_values * warp_size;
+  static_assert(!key_split || merge_floats * sizeof(float) <= sizeof(shared_storage::k),
+                "attention: the key split's merge must fit the K stages it reuses");
 
   ScoreMod score_mod{};
   MaskMod mask_mod{};
@@ -285,7 +304,8 @@ struct forward_kernel {
     auto row_pos = [&](int i) { return packed ? 0 : i; };
     const long long q_ld = packed ? p.q_hs : p.q_rs;  // elements between the block's consecutive rows of Q
     if (m0 >= rows_q) return;  // a tile past this sequence's end (varlen / padded): nothing to write
-    const int wm0 = m0 + w * WM;            // this warp's first query row
+    const int wm0 = m0 + (key_split ? 0 : w * WM);  // this warp's first query row
+    const int kw = key_split ? w * KW : 0;          // this warp's first key of each tile
 
     // ---- key tiles this block visits: the mask's band, then this split's share ------------------
     int n_lo = 0, n_hi = sq.sk;
@@ -379,7 +399,7 @@ struct forward_kernel {
       if (p.window_left >= 0) j_lo[r] = static_cast<int>(pos - p.window_left > 0 ? pos - p.window_left : 0);
       m_run[r] = detail::neg_inf();
       l_run[r] = 0.f;
-      if (p.sinks && split == 0) {  // the sink is one more logit in the denominator, with no value
+      if (p.sinks && split == 0 && (!key_split || w == 0)) {  // one more logit in the denominator, with no value (once per row)
         m_run[r] = p.sinks[qhead(r)] * log2e;
         l_run[r] = rows::row_leader(lane) ? 1.f : 0.f;  // counted once per row
       }
@@ -427,7 +447,7 @@ struct forward_kernel {
     }
     const int n_left = ti_lo - t_lo, n_edge = tiles - (ti_hi - ti_lo);
     // The warp's rows of a staged Q tile.
-    [[maybe_unused]] const Elem* const q_warp = sm.q + w * WM * ldq;
+    [[maybe_unused]] const Elem* const q_warp = sm.q + (key_split ? 0 : w * WM) * ldq;
     auto tile_of = [&](int i) { return i < n_left ? t_lo + i : i < n_edge ? ti_hi + (i - n_left) : ti_lo + (i - n_edge); };
 
     for (int s = 0; s < stages - 1; ++s) {
@@ -448,19 +468,19 @@ struct forward_kernel {
         if (it + stages - 1 < tiles) prefetch(ps, it + stages - 1);
         pipe.producer_commit();
       }
-      const int n0 = t * BN;
+      const int n0 = t * BN + kw;  // the warp's first key of the tile
 
       // S = Q K^T: B(d, j) = K(j, d), i.e. the K stage read column-major. The shared tiles are whole
       // (rows past the sequence are zero-filled), so the element-wise fragment loads skip per-element
       // bounds tests (mma::edges::inside; the emulator still checks them).
       typename s_tile::accumulator sacc;
       sacc.fill(0.f);
-      const mma::matrix_ref<const Elem> kt{sm.k[st], D, BN, ldk, mma::major::col};
+      const mma::matrix_ref<const Elem> kt{sm.k[st], D, BN, ldk, mma::major::col};  // the whole tile's K^T
       STRATA_UNROLL
       for (int kk = 0; kk < D / atom::K; ++kk) {
         typename s_tile::b_fragments kf;
-        if constexpr (use_ldmatrix) k_frags::load_b(ctx, kf, sm.k[st] + kk * atom::K, ldk, true, 0);
-        else s_tile::template load_b<mma::edges::inside>(ctx, kf, kt, kk * atom::K, 0);
+        if constexpr (use_ldmatrix) k_frags::load_b(ctx, kf, sm.k[st] + kk * atom::K, ldk, true, kw);
+        else s_tile::template load_b<mma::edges::inside>(ctx, kf, kt, kk * atom::K, kw);
         prepare(kf);
         if constexpr (q_in_shared) {
           if constexpr (use_ldmatrix) {
@@ -573,13 +593,13 @@ struct forward_kernel {
       // O = alpha O + P V.
       rescale(acc, alpha);
       if constexpr (!p_in_registers) {  // P once through the warp's rows of a shared tile
-        s_tile::template store_c<mma::edges::inside>(ctx, sacc, mma::matrix_ref<Elem>{sm.p + w * WM * BN, WM, BN, BN}, 0, 0);
+        s_tile::template store_c<mma::edges::inside>(ctx, sacc, mma::matrix_ref<Elem>{sm.p + w * WM * KW, WM, KW, KW}, 0, 0);
         warp.sync();
       }
-      const mma::matrix_ref<const Elem> pm{sm.p + w * WM * BN, WM, BN, BN};
+      const mma::matrix_ref<const Elem> pm{sm.p + w * WM * KW, WM, KW, KW};
       const mma::matrix_ref<const Elem> vm{sm.v[st], BN, DvB, ldv};
       STRATA_UNROLL
-      for (int kk = 0; kk < BN / atom::K; ++kk) {
+      for (int kk = 0; kk < KW / atom::K; ++kk) {
         typename o_tile::a_fragments pf;
         if constexpr (p_in_registers) {
           // A value v of this K step is C value v % c_values of the (v / c_values)-th atom of it.
@@ -608,8 +628,8 @@ struct forward_kernel {
         STRATA_UNROLL
         for (int op = 0; op < o_parts; ++op) {
           typename o_tile::b_fragments vf;
-          if constexpr (use_ldmatrix) v_frags::load_b(ctx, vf, sm.v[st] + kk * atom::K * ldv, ldv, false, op * o_cols);
-          else o_tile::template load_b<mma::edges::inside>(ctx, vf, vm, kk * atom::K, op * o_cols);
+          if constexpr (use_ldmatrix) v_frags::load_b(ctx, vf, sm.v[st] + (kw + kk * atom::K) * ldv, ldv, false, op * o_cols);
+          else o_tile::template load_b<mma::edges::inside>(ctx, vf, vm, kw + kk * atom::K, op * o_cols);
           prepare(vf);
           o_tile::mma(ctx, pf, vf, acc[op]);
         }
@@ -646,10 +666,14 @@ struct forward_kernel {
     // ---- epilogue: O / l and LSE (or the split's fp32 partials) ---------------------------------
     // 1 / l, with fp8's V descale and the atom's product scale folded in.
     const float o_scale = p.o_scale * product_scale;
+    STRATA_UNROLL
+    for (int r = 0; r < slots; ++r) l_run[r] = rows::reduce_sum(warp, l_run[r]);  // the row's sum from its lanes' parts
+    if constexpr (key_split) {
+      if (!merge_key_slices(ctx, sm, w, lane, acc, m_run, l_run)) return;  // warp 0 writes the rows
+    }
     float inv[slots], lse[slots];
     STRATA_UNROLL
     for (int r = 0; r < slots; ++r) {
-      l_run[r] = rows::reduce_sum(warp, l_run[r]);  // the row's sum from its lanes' parts
       inv[r] = l_run[r] > 0.f ? o_scale / l_run[r] : 0.f;
       lse[r] = l_run[r] > 0.f ? m_run[r] * 0.6931471805599453f + ::logf(l_run[r]) : detail::neg_inf();
     }
@@ -658,7 +682,7 @@ struct forward_kernel {
     // dozen integer instructions once per block) rather than held in registers through the key loop,
     // where the tall tile's kernels have none to spare (ptxas spilled the warp's first row on sm_80).
     const work_item we = locate(p, arch::opaque(static_cast<unsigned>(ctx.block().rank())));
-    const int wm0_out = we.m0 + w * WM;
+    const int wm0_out = we.m0 + (key_split ? 0 : w * WM);  // (under the key split only warp 0 is here)
     auto out_row = [&](int r) { return wm0_out + row_of(lane, r); };
     const int rows_left = detail::imax(we.rows_q - wm0_out, 0);
     const bool lse_writer = rows::row_leader(lane) && we.c0 == 0;
@@ -743,6 +767,62 @@ struct forward_kernel {
         for (int j = 0; j < o_tile::atoms_n; ++j)
           STRATA_UNROLL
           for (int v = 0; v < atom::c_values; ++v) acc[op].f[i][j].v[v] *= f[slot_of(i, v)];
+  }
+
+  // The key split's merge: warp u has (m_u, l_u, O_u) of the block's rows over its keys of every tile
+  // (l_u already summed over its lanes). Warp 0 ends with M = max m_u, L = sum 2^(m_u - M) l_u and O =
+  // sum 2^(m_u - M) O_u, which the epilogue then divides as usual; the other warps are done (false).
+  // Through the K stages (no copy is in flight after the key loop): the maxima and sums, then the
+  // scaled O of warps 1 .. in the accumulators' own order (lane-major: no bank conflicts).
+  // A row no warp saw a key of has M = -inf: the reference is then 0, so every factor is 2^-inf = 0.
+  template <class Ctx>
+  STRATA_HOST_DEVICE STRATA_FORCEINLINE static bool merge_key_slices(Ctx& ctx, shared_storage& sm, int w, int lane,
+                                                                    typename o_tile::accumulator (&acc)[o_parts], float (&m_run)[slots],
+                                                                    float (&l_run)[slots]) {
+    constexpr int warps = Cfg.warps;
+    float* const m_sh = reinterpret_cast<float*>(&sm.k[0][0]);
+    float* const l_sh = m_sh + warps * WM;
+    float* const o_sh = l_sh + warps * WM;
+    ctx.block().sync();  // every warp is done reading the stages
+    if (rows::row_leader(lane)) {
+      STRATA_UNROLL
+      for (int r = 0; r < slots; ++r) m_sh[w * WM + row_of(lane, r)] = m_run[r], l_sh[w * WM + row_of(lane, r)] = l_run[r];
+    }
+    ctx.block().sync();
+    float f[slots];
+    STRATA_UNROLL
+    for (int r = 0; r < slots; ++r) {
+      const int row = row_of(lane, r);
+      float mx = detail::neg_inf();
+      STRATA_UNROLL
+      for (int u = 0; u < warps; ++u) mx = ::fmaxf(mx, m_sh[u * WM + row]);
+      const float ref = mx == detail::neg_inf() ? 0.f : mx;
+      float l = 0.f;
+      STRATA_UNROLL
+      for (int u = 0; u < warps; ++u) l += arch::exp2_approx(m_sh[u * WM + row] - ref) * l_sh[u * WM + row];
+      f[r] = arch::exp2_approx(m_run[r] - ref);
+      m_run[r] = mx;
+      l_run[r] = l;
+    }
+    rescale(acc, f);
+    // Value x of this lane's accumulators: part op, atom (i, j), value v in that order.
+    const auto each = [&](auto&& fn) {
+      int x = 0;
+      STRATA_UNROLL
+      for (int op = 0; op < o_parts; ++op)
+        STRATA_UNROLL
+        for (int i = 0; i < row_atoms; ++i)
+          STRATA_UNROLL
+          for (int j = 0; j < o_tile::atoms_n; ++j)
+            STRATA_UNROLL
+            for (int v = 0; v < atom::c_values; ++v, ++x) fn(acc[op].f[i][j].v[v], x);
+    };
+    if (w > 0) each([&](float& a, int x) { o_sh[((w - 1) * o_values + x) * warp_size + lane] = a; });
+    ctx.block().sync();
+    if (w > 0) return false;
+    STRATA_UNROLL
+    for (int u = 1; u < warps; ++u) each([&](float& a, int x) { a += o_sh[((u - 1) * o_values + x) * warp_size + lane]; });
+    return true;
   }
 };
 

@@ -301,7 +301,7 @@ struct no_check {
   void operator()() const {}
 };
 /// `Tile`: the query tile of the plain kernel (config.hpp, forward_tile); the kernels with optional
-/// score features or mods always take the standard one.
+/// score features or mods take the standard one, or the key split where that is asked for (decode).
 template <class Elem, int D, int Dv, class Target, class SM, class MM, class Before = no_check,
           kv_storage KV = kv_storage::contiguous, forward_tile Tile = forward_tile::tall>
 void launch_forward(stream& s, const std::string& op, forward_params fp, const SM& sm, const MM& mm,
@@ -321,10 +321,10 @@ void launch_forward(stream& s, const std::string& op, forward_params fp, const S
     // Two kernels: without the optional score features (the common case, a shorter element loop) and
     // with them (config.hpp, score_features).
     constexpr bool plain = std::is_same_v<SM, no_score_mod> && std::is_same_v<MM, no_mask_mod>;
-    constexpr forward_tile tile = plain ? Tile : forward_tile::standard;
+    constexpr forward_tile tile_x = Tile == forward_tile::split_keys ? Tile : forward_tile::standard;
+    constexpr forward_tile tile = plain ? Tile : tile_x;
     using K = forward_kernel<Elem, D, Dv, Target, default_config<Target, Elem, D, Dv, tile>(), SM, MM, score_features::none, KV>;
-    using KX = forward_kernel<Elem, D, Dv, Target, default_config<Target, Elem, D, Dv, forward_tile::standard>(), SM, MM,
-                              score_features::any, KV>;
+    using KX = forward_kernel<Elem, D, Dv, Target, default_config<Target, Elem, D, Dv, tile_x>(), SM, MM, score_features::any, KV>;
     static_assert(K::v_slices == KX::v_slices && K::max_threads_per_block == KX::max_threads_per_block);
     // One query row per sequence and GQA (decode's common case): the group's query heads share the
     // rows of one block (pack_gqa), which reads K and V once for all of them, instead of one block per
@@ -521,8 +521,9 @@ void attention_decode(stream& s, const attn::tensor& q, const attn::tensor& k_ca
     }
     A::detail::with_dims(q.dim, v_cache.dim, [&](auto d, auto dv) {
       constexpr int D = decltype(d)::value, Dv = decltype(dv)::value;
-      // The standard query tile: a decode block holds 1-16 tokens or one GQA group's heads.
-      constexpr auto tile = A::forward_tile::standard;
+      // The key split (config.hpp, forward_tile::split_keys): a decode block holds 1-16 tokens or
+      // one GQA group's heads, one atom's rows, and its warps share them, each with its own keys.
+      constexpr auto tile = A::forward_tile::split_keys;
       if (paged)
         A::detail::launch_forward<Elem, D, Dv, Target, A::no_score_mod, A::no_mask_mod, A::detail::no_check, A::kv_storage::paged,
                                   tile>(s, op, fp, A::no_score_mod{}, A::no_mask_mod{});
