@@ -66,7 +66,8 @@ TEST_CASE("vector_copy: widths from type, run and alignment; predicated elements
   check_vector_copy<std::int8_t, 16, 16, copy::fill::keep>();
 }
 
-template <class Target, int Rows, int Cols, std::size_t Align, bool Async, bool MissingWait = false, int Threads = 0>
+template <class Target, int Rows, int Cols, std::size_t Align, bool Async, bool MissingWait = false, int Threads = 0,
+          bool Transposed = false>
 std::vector<float> run_tile_copy(int rows, int cols, int ld, const strata::emulator::options& opt) {
   strata::stream s;
   s.set_emulator_options(opt);
@@ -74,7 +75,7 @@ std::vector<float> run_tile_copy(int rows, int cols, int ld, const strata::emula
   auto in = to_device(s, h);
   const int tiles = ((rows + Rows - 1) / Rows) * ((cols + Cols - 1) / Cols);
   auto out = poisoned<float>(s, static_cast<std::size_t>(tiles) * Rows * Cols, -99.f);
-  strata::launch(s, {.grid = tiles, .block = 96}, tile_copy_kernel<Target, Rows, Cols, Align, Async, MissingWait, Threads>{},
+  strata::launch(s, {.grid = tiles, .block = 96}, tile_copy_kernel<Target, Rows, Cols, Align, Async, MissingWait, Threads, Transposed>{},
                  tile_params{in.data(), out.data(), rows, cols, ld});
   const auto o = to_host(s, out);
   // Every element: the matrix where it exists, zero outside.
@@ -89,7 +90,7 @@ std::vector<float> run_tile_copy(int rows, int cols, int ld, const strata::emula
       }
   if constexpr (!MissingWait) {
     for (std::size_t i = 0; i < o.size(); ++i) {
-      INFO("tile " << Rows << "x" << Cols << " align " << Align << " async " << Async << " matrix " << rows << "x"
+      INFO("tile " << Rows << "x" << Cols << " align " << Align << " async " << Async << " transposed " << Transposed << " matrix " << rows << "x"
                    << cols << " ld " << ld << " at " << i);
       REQUIRE(o[i] == expect[i]);
     }
@@ -112,6 +113,19 @@ TEST_CASE("block tile copy spreads vectors over the block, edges predicated", "[
       run_tile_copy<arch::host, 16, 32, 16, false, false, 96>(r, c, ld4, opt);
       run_tile_copy<arch::sm80, 16, 32, 16, true, false, 96>(r, c, ld4, opt);
       run_tile_copy<arch::sm80, 8, 24, 8, true, false, 96>(r, c, (c + 1) / 2 * 2, opt);
+    }
+  }
+}
+
+// The transposing copy (attention's V^T stages on CDNA, forward.hpp): element (r, c) of the tile at
+// stage[c * ld + r], zeros outside the matrix, for the launch's thread count and a compile-time one.
+TEST_CASE("block tile copy, transposed: rows become columns, edges predicated", "[copy][tile]") {
+  for (const auto& opt : schedules()) {
+    for (auto [r, c] : {std::pair{16, 32}, {1, 1}, {17, 33}, {45, 70}, {5, 100}}) {
+      const int ld4 = (c + 3) / 4 * 4;
+      run_tile_copy<arch::gfx942, 16, 32, 16, false, false, 0, true>(r, c, ld4, opt);
+      run_tile_copy<arch::host, 8, 24, 4, false, false, 0, true>(r, c, c, opt);
+      run_tile_copy<arch::gfx942, 16, 32, 16, false, false, 96, true>(r, c, ld4, opt);
     }
   }
 }

@@ -44,14 +44,18 @@ struct tile_params {
 
 /// Each block stages tile (block.rank()) of a column strip into shared memory, then writes the whole
 /// tile out (zeros outside the matrix). Async: cp.async; MissingWait: the planted bug (no wait).
-/// Threads: tile_copy's compile-time thread count (0: the launch's).
-template <class Target, int Rows, int Cols, std::size_t Align, bool Async, bool MissingWait = false, int Threads = 0>
+/// Threads: tile_copy's compile-time thread count (0: the launch's). Transposed: the synchronous
+/// block_copy_transposed into a (Cols, Rows + 1) stage, read back in the tile's own orientation.
+template <class Target, int Rows, int Cols, std::size_t Align, bool Async, bool MissingWait = false, int Threads = 0,
+          bool Transposed = false>
 struct tile_copy_kernel {
   using target = Target;
   static constexpr const char* name = "tile_copy_kernel";
   using tile = strata::copy::tile_copy<float, Rows, Cols, Align, strata::copy::widest_vector_bytes<float, Cols, Align>, Threads>;
+  static constexpr int ldt = Rows + 1;  // the transposed stage's row stride
   struct shared_storage {
     alignas(16) float t[Rows][Cols];
+    alignas(16) float tt[Transposed ? Cols * ldt : 1];
   };
   template <class Ctx>
   STRATA_HOST_DEVICE void operator()(Ctx& ctx, const tile_params& p) const {
@@ -64,12 +68,15 @@ struct tile_copy_kernel {
       tile::block_copy_async(ctx, &s.t[0][0], Cols, src, p.ld, p.rows - tr * Rows, p.cols - tc * Cols);
       strata::copy::cp_async_commit(ctx);
       if constexpr (!MissingWait) strata::copy::cp_async_wait<0>(ctx);
+    } else if constexpr (Transposed) {
+      tile::block_copy_transposed(ctx, s.tt, ldt, src, p.ld, p.rows - tr * Rows, p.cols - tc * Cols);
     } else {
       tile::block_copy(ctx, &s.t[0][0], Cols, src, p.ld, p.rows - tr * Rows, p.cols - tc * Cols);
     }
     ctx.block().sync();
     float* out = p.out + ctx.block().rank() * Rows * Cols;
-    for (int i = ctx.block().thread_rank(); i < Rows * Cols; i += ctx.block().size()) out[i] = s.t[i / Cols][i % Cols];
+    for (int i = ctx.block().thread_rank(); i < Rows * Cols; i += ctx.block().size())
+      out[i] = Transposed ? s.tt[(i % Cols) * ldt + i / Cols] : s.t[i / Cols][i % Cols];
     // MissingWait: the copies still in flight land when the thread exits (after the reads above).
   }
 };

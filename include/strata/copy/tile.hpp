@@ -77,6 +77,37 @@ struct tile_copy {
     });
   }
 
+  /// Synchronous copy that transposes: element (r, c) of the tile lands at dst[c * dst_ld + r] (the
+  /// tile's rows become dst's columns); zeros for what lies outside the source. Each vector is read
+  /// from global memory whole and written element by element. For an MFMA operand that must run along
+  /// K in shared memory where it runs along N in global memory (attention's V on CDNA, forward.hpp):
+  /// each element is written once per block, where every wave would otherwise read it element by
+  /// element. Consecutive threads take consecutive rows of one vector column, so that a wave's
+  /// element stores land on consecutive addresses (no bank conflicts) while its loads still cover
+  /// whole rows' 32-byte sectors between the lanes of neighbouring columns.
+  template <class Ctx>
+  STRATA_HOST_DEVICE static void block_copy_transposed(Ctx& ctx, T* dst, int dst_ld, const T* src, long long src_ld,
+                                                       int valid_rows = Rows, int valid_cols = Cols) {
+    const auto one = [&](int v) {
+      const int r = v % Rows, c = (v / Rows) * elements_per_vector;
+      alignas(VectorBytes) T x[elements_per_vector];
+      row_atom::template copy_vector<fill::zero>(x, src + r * src_ld + c, valid_in(r, c, valid_rows, valid_cols));
+      STRATA_UNROLL
+      for (int e = 0; e < elements_per_vector; ++e) dst[static_cast<long long>(c + e) * dst_ld + r] = x[e];
+    };
+    auto block = ctx.block();
+    if constexpr (Threads > 0) {
+      require_threads(ctx, "tile_copy::block_copy_transposed");
+      const int rank = block.thread_rank();
+      STRATA_UNROLL
+      for (int i = 0; i < (vectors + Threads - 1) / Threads; ++i)
+        if (vectors % Threads == 0 || rank + i * Threads < vectors) one(rank + i * Threads);
+    } else {
+      const int threads = block.size();
+      for (int v = block.thread_rank(); v < vectors; v += threads) one(v);
+    }
+  }
+
   /// Asynchronous copy with cp.async (targets with atom_family::cp_async); the caller commits and
   /// waits (or lets strata::pipeline do it). Zero-fills what lies outside the source.
   template <class Ctx>

@@ -83,6 +83,15 @@ class pipeline {
     else Tile::template block_copy<copy::fill::zero>(*ctx_, dst, dst_ld, src, src_ld, valid_rows, valid_cols);
   }
 
+  /// Copies one tile transposed into stage memory: element (r, c) at dst[c * dst_ld + r]
+  /// (tile_copy::block_copy_transposed). Synchronous targets only: cp.async moves whole vectors.
+  template <class Tile, class T>
+  STRATA_HOST_DEVICE void copy_tile_transposed(T* dst, int dst_ld, const T* src, long long src_ld, int valid_rows = Tile::rows,
+                                               int valid_cols = Tile::cols) {
+    static_assert(!asynchronous, "pipeline::copy_tile_transposed: cp.async cannot transpose; only for synchronous targets");
+    Tile::block_copy_transposed(*ctx_, dst, dst_ld, src, src_ld, valid_rows, valid_cols);
+  }
+
   /// Gathers one tile into stage memory `dst`: vector (r, c) from src(r, c), zeros where it returns
   /// nullptr (tile_copy::block_gather). cp.async where the target has it and the vector is 4, 8 or 16
   /// bytes, plain loads otherwise. `fallback`: a readable address aligned to the vector width.

@@ -14,6 +14,7 @@
 #include "strata/arch/arch.hpp"
 #include "strata/mma/accumulator_rows.hpp"
 #include "strata/mma/mma.hpp"
+#include "strata/mma/vector_fragments.hpp"
 #include "strata/numeric/numeric.hpp"
 
 namespace strata::attn {
@@ -106,14 +107,31 @@ using out_elem = std::conditional_t<std::is_same_v<Elem, f8_e4m3>, bf16, Elem>;
 
 /// Shared bytes of one configuration (an upper bound of forward_kernel::shared_storage): the K and V
 /// stages and the staged Q in rows padded by 16 bytes, and the P tile unless P stays in registers.
+/// `v_transposed` (v_transposed_for below): V's stages hold V^T (dv rows of block_n keys) and P's
+/// rows are padded too.
 template <class Elem>
 constexpr std::size_t shared_bytes(int block_m, int block_n, int stages, int d, int dv, bool q_in_shared = false,
-                                   bool p_in_registers = false) {
+                                   bool p_in_registers = false, bool v_transposed = false) {
   const std::size_t e = sizeof(Elem), pad = 16;
   const auto bm = static_cast<std::size_t>(block_m), bn = static_cast<std::size_t>(block_n);
-  return static_cast<std::size_t>(stages) * bn * ((d + dv) * e + 2 * pad) + (p_in_registers ? 16 : bm * bn * e) +
-         (q_in_shared ? bm * (d * e + pad) : 16) + 64;
+  const auto dk = static_cast<std::size_t>(d), dvv = static_cast<std::size_t>(dv);
+  const std::size_t v_stage = v_transposed ? dvv * (bn * e + pad) : bn * (dvv * e + pad);
+  return static_cast<std::size_t>(stages) * (bn * (dk * e + pad) + v_stage) +
+         (p_in_registers ? 16 : bm * (bn * e + (v_transposed ? pad : 0))) + (q_in_shared ? bm * (dk * e + pad) : 16) + 64;
 }
+
+namespace detail {
+/// Whether the forward keeps V transposed in its stages (V^T: each key row of V becomes a column, so
+/// that P V's K -- the keys -- runs along shared memory) and reads P and V^T with mma::vector_fragments
+/// (16-byte LDS reads): the MFMA atoms, whose P goes through shared memory anyway (its C layout is not
+/// its A layout), on targets whose copies are synchronous (CDNA: the copy transposes on its way
+/// through registers; cp.async cannot). Row-major V read along K cost one 2-byte LDS per element per
+/// wave (forward.hpp).
+template <class Target, class A>
+constexpr bool v_transposed_for() {
+  return mma::vector_fragment_loadable<A> && !mma::c_is_a<A> && !Target::atoms.has(arch::atom_family::cp_async);
+}
+}  // namespace detail
 
 /// The query tile a forward configuration asks for. `tall`: FlashAttention-2's 128-row tile where it
 /// applies (below), the standard one elsewhere. `standard`: one atom's rows per warp. The host entries
@@ -141,7 +159,8 @@ constexpr kernel_config default_config() {
     const bool mma_sync16 = Target::atoms.has(arch::atom_family::mma_sync_f16) && sizeof(Elem) == 2;
     constexpr int bn = 64;
     if (mma_sync16 && c.block_n > 0 && c.warps == 4 && c.row_atoms == 1 && (bn / c.warps) % A::K == 0 &&
-        shared_bytes<Elem>(A::M, bn, c.stages, D, Dv / c.v_slices, c.q_in_shared, mma::c_is_a<A>) <= Target::shared_memory_per_block) {
+        shared_bytes<Elem>(A::M, bn, c.stages, D, Dv / c.v_slices, c.q_in_shared, mma::c_is_a<A>, detail::v_transposed_for<Target, A>()) <=
+            Target::shared_memory_per_block) {
       c.block_n = bn;
       c.key_split = true;
     }
@@ -194,7 +213,8 @@ constexpr kernel_config default_config() {
   for (int bn : {128, 64, 32, 16, 8}) {
     if (bn > cap) continue;
     if (bn % A::N != 0 || bn % A::K != 0) continue;
-    if (shared_bytes<Elem>(block_m, bn, 2, D, Dv / v_slices, q_in_shared, mma::c_is_a<A>) <= Target::shared_memory_per_block)
+    if (shared_bytes<Elem>(block_m, bn, 2, D, Dv / v_slices, q_in_shared, mma::c_is_a<A>, detail::v_transposed_for<Target, A>()) <=
+        Target::shared_memory_per_block)
       return {bn, warps, 2, q_in_shared, v_slices, row_atoms};
   }
   return {0, warps, 2, q_in_shared, v_slices, row_atoms};

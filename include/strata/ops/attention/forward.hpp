@@ -16,7 +16,9 @@
 //   S      S = Q K^T with the atom, the K stage read as K^T; stays in the accumulator registers.
 //          Stage rows are padded by 16 bytes, so that the eight rows an ldmatrix reads fall in eight
 //          distinct bank groups; on the f16/bf16 mma.sync atoms K (and a staged Q) are read with
-//          ldmatrix and V with ldmatrix.trans (mma/ldmatrix_fragments.hpp), elsewhere element-wise
+//          ldmatrix and V with ldmatrix.trans (mma/ldmatrix_fragments.hpp); on the MFMA atoms (CDNA)
+//          V's stages hold V^T and K, P and V^T are read 16 bytes at a time (mma/vector_fragments.hpp,
+//          v_transposed below); elsewhere element-wise
 //   softmax  in registers, on the accumulators (mma/accumulator_rows.hpp: which rows a lane holds and
 //          which lanes share them): scale, soft-cap, ALiBi, score_mod and the masks in place, then the
 //          running max m per row by xor shuffles inside the row's lane group, and each lane's part of
@@ -64,6 +66,7 @@
 #include "strata/mma/accumulator_rows.hpp"
 #include "strata/mma/ldmatrix_fragments.hpp"
 #include "strata/mma/mma.hpp"
+#include "strata/mma/vector_fragments.hpp"
 #include "strata/ops/attention/config.hpp"
 #include "strata/ops/attention/mods.hpp"
 #include "strata/ops/attention/philox.hpp"
@@ -249,15 +252,41 @@ struct forward_kernel {
   using v_frags = mma::ldmatrix_fragments<atom, WM, o_cols, atom::K>;  // V (B of O), transposed
   // Stage row strides: 16 bytes of padding per row (rows stay 16-byte aligned for the copies).
   static constexpr int pad = 16 / static_cast<int>(sizeof(Elem));
+  // V^T stages (config.hpp, detail::v_transposed_for: MFMA on CDNA): V's stage holds DvB rows of BN
+  // keys (ldvt), P's rows are padded, and P V reads both with mma::vector_fragments over the warp's
+  // KW keys at once: a lane's share of a row is one run of KW / 4 keys (16 bytes at 32 keys), read
+  // with ds_read_b128 / b64, where V read along K took one 2-byte read per element per wave.
+  static constexpr bool v_transposed = detail::v_transposed_for<Target, atom>();
+  static constexpr int ldvt = BN + pad;                           // V^T row stride (keys)
+  static constexpr int ldp = v_transposed ? KW + pad : KW;        // P row stride
+  // P V reads V^T in slices of pv_cols columns (all KW keys of each at once): the fragments of all
+  // of Dv at once took clang 15 from 160 to 184 VGPRs at D 128 (gfx940: three waves per SIMD to two).
+  static constexpr int pv_cols = o_cols % 64 == 0 ? 64 : o_cols;
+  using pv_tile = mma::warp_tile<atom, WM, pv_cols, KW>;
+  // K's fragments with vector_fragments too (MFMA with Q in registers): K's rows run along S's K (the
+  // head dim) already, so a lane's share of a key is one run of elements (ds_read_b128), read in
+  // slices of sk_cols of the head dim; Q's fragments are loaded once in the same permuted order.
+  static constexpr bool k_vector_reads = v_transposed && !q_in_shared;
+  static constexpr int sk_cols = D % 64 == 0 ? 64 : 32;
+  static constexpr int sk_steps = sk_cols / atom::K;  // K steps per slice
+  using sk_tile = mma::warp_tile<atom, WM, KW, sk_cols>;
+  using sk_frags = std::conditional_t<k_vector_reads, mma::vector_fragments<atom, WM, KW, sk_cols>, void>;
+  /// The head-dim column of Q / K that K step kk's value v of `lane` holds under k_vector_reads.
+  STRATA_HOST_DEVICE static constexpr int q_col(int lane, int kk, int v) {
+    if constexpr (k_vector_reads) return (kk / sk_steps) * sk_cols + sk_frags::k_of(lane, kk % sk_steps, v);
+    else return 0;
+  }
+  using pv_frags = std::conditional_t<v_transposed, mma::vector_fragments<atom, WM, pv_cols, KW>, void>;
   static constexpr int ldk = D + pad, ldv = DvB + pad, ldq = D + pad;
 
   struct shared_storage {
     alignas(16) Elem k[stages][BN * ldk];   // (stage, BN, D) in rows of ldk
-    alignas(16) Elem v[stages][BN * ldv];   // (stage, BN, DvB) in rows of ldv: this block's V columns
-    alignas(16) Elem p[p_in_registers ? 16 / sizeof(Elem) : BM * BN];  // (WM, KW) probabilities per warp, if not in registers
+    alignas(16) Elem v[stages][v_transposed ? DvB * ldvt : BN * ldv];  // (stage, BN, DvB) in rows of ldv: this block's V
+                                                                         // columns; V^T: (stage, DvB, BN) in rows of ldvt
+    alignas(16) Elem p[p_in_registers ? 16 / sizeof(Elem) : Cfg.warps * WM * ldp];  // (WM, KW) per warp in rows of ldp
     alignas(16) Elem q[q_in_shared ? BM * ldq : 16 / sizeof(Elem)];    // (BM, D) in rows of ldq, when Q is staged here
   };
-  static_assert(sizeof(shared_storage) <= shared_bytes<Elem>(BM, BN, stages, D, DvB, q_in_shared, p_in_registers));
+  static_assert(sizeof(shared_storage) <= shared_bytes<Elem>(BM, BN, stages, D, DvB, q_in_shared, p_in_registers, v_transposed));
   // The key split's merge (merge_key_slices) reuses the K stages: each warp's row maxima and sums, and
   // the O of every warp but the first.
   static constexpr int o_values = o_parts * row_atoms * o_tile::atoms_n * atom::c_values;  // O accumulators per lane
@@ -326,7 +355,22 @@ struct forward_kernel {
     // block's BM rows staged in shared memory with the first K/V tile and read per key tile) --------
     const Elem* qb = static_cast<const Elem*>(p.q) + b * p.q_bs + static_cast<long long>(sq.q0) * p.q_rs + h * p.q_hs;
     typename s_tile::a_fragments qf[q_in_shared ? 1 : D / atom::K];
-    if constexpr (!q_in_shared) {
+    if constexpr (k_vector_reads) {
+      // In the key order of sk_frags, which reads K's fragments (below): value v of atom (i, kk) is
+      // Q(row, q_col(lane, kk, v)); rows past the block's are zero.
+      const int rows_here = detail::imax(rows_q - wm0, 0);
+      STRATA_UNROLL
+      for (int kk = 0; kk < D / atom::K; ++kk) {
+        STRATA_UNROLL
+        for (int i = 0; i < row_atoms; ++i)
+          STRATA_UNROLL
+          for (int v = 0; v < atom::a_values; ++v) {
+            const int r = i * atom::M + atom::a_coord(lane, v).row;
+            qf[kk].f[i][0].v[v] = r < rows_here ? qb[(wm0 + r) * q_ld + q_col(lane, kk, v)] : static_cast<Elem>(0.f);
+          }
+        prepare(qf[kk]);
+      }
+    } else if constexpr (!q_in_shared) {
       const mma::matrix_ref<const Elem> qm{qb + wm0 * q_ld, detail::imax(rows_q - wm0, 0), D, q_ld};
       STRATA_UNROLL
       for (int kk = 0; kk < D / atom::K; ++kk) {
@@ -340,6 +384,11 @@ struct forward_kernel {
     const Elem* kbase = static_cast<const Elem*>(p.k);
     const Elem* vbase = static_cast<const Elem*>(p.v);
     auto pipe = make_pipeline<stages>(ctx);
+    // V's rows j0 .. j0 + copy_rows of a tile into stage memory `dst`: rows of ldv, or (V^T) columns.
+    auto copy_v = [&](Elem* dst, int j0, const Elem* src, long long src_ld, int valid) {
+      if constexpr (v_transposed) pipe.template copy_tile_transposed<v_copy>(dst + j0, ldvt, src, src_ld, valid, DvB);
+      else pipe.template copy_tile<v_copy>(dst + j0 * ldv, ldv, src, src_ld, valid, DvB);
+    };
     // Full: every key of the tile exists (an interior tile, below): no row count to test per copy.
     auto load_tile = [&]<bool Full>(int st, int t) {
       if constexpr (paged) {
@@ -356,8 +405,7 @@ struct forward_kernel {
           // A chunk wholly past the end is still "copied" (zero-filled), so P V never meets poison.
           pipe.template copy_tile<k_copy>(sm.k[st] + c * chunk * ldk, ldk, valid ? kbase + safe * p.k_bs + in_page * p.k_rs + hk * p.k_hs : kbase,
                                           p.k_rs, valid, D);
-          pipe.template copy_tile<v_copy>(sm.v[st] + c * chunk * ldv, ldv,
-                                          valid ? vbase + safe * p.v_bs + in_page * p.v_rs + hk * p.v_hs + c0 : vbase, p.v_rs, valid, DvB);
+          copy_v(sm.v[st], c * chunk, valid ? vbase + safe * p.v_bs + in_page * p.v_rs + hk * p.v_hs + c0 : vbase, p.v_rs, valid);
         }
       } else {
         // Rows past the end are zero-filled (never read), so P V never meets poison.
@@ -365,7 +413,7 @@ struct forward_kernel {
         const long long row = sq.k0 + j0;
         const int valid = Full ? BN : sq.sk - j0;
         pipe.template copy_tile<k_copy>(sm.k[st], ldk, kbase + b * p.k_bs + row * p.k_rs + hk * p.k_hs, p.k_rs, valid, D);
-        pipe.template copy_tile<v_copy>(sm.v[st], ldv, vbase + b * p.v_bs + row * p.v_rs + hk * p.v_hs + c0, p.v_rs, valid, DvB);
+        copy_v(sm.v[st], 0, vbase + b * p.v_bs + row * p.v_rs + hk * p.v_hs + c0, p.v_rs, valid);
       }
     };
 
@@ -476,10 +524,15 @@ struct forward_kernel {
       typename s_tile::accumulator sacc;
       sacc.fill(0.f);
       const mma::matrix_ref<const Elem> kt{sm.k[st], D, BN, ldk, mma::major::col};  // the whole tile's K^T
+      [[maybe_unused]] typename sk_tile::b_fragments kb;  // k_vector_reads: a slice of the warp's K fragments
       STRATA_UNROLL
       for (int kk = 0; kk < D / atom::K; ++kk) {
         typename s_tile::b_fragments kf;
-        if constexpr (use_ldmatrix) k_frags::load_b(ctx, kf, sm.k[st] + kk * atom::K, ldk, true, kw);
+        if constexpr (k_vector_reads) {
+          if (kk % sk_steps == 0) sk_frags::load_b(ctx, kb, sm.k[st] + kk / sk_steps * sk_cols, ldk, kw);
+          STRATA_UNROLL
+          for (int j = 0; j < s_tile::atoms_n; ++j) kf.f[0][j] = kb.f[kk % sk_steps][j];
+        } else if constexpr (use_ldmatrix) k_frags::load_b(ctx, kf, sm.k[st] + kk * atom::K, ldk, true, kw);
         else s_tile::template load_b<mma::edges::inside>(ctx, kf, kt, kk * atom::K, kw);
         prepare(kf);
         if constexpr (q_in_shared) {
@@ -593,45 +646,69 @@ struct forward_kernel {
       // O = alpha O + P V.
       rescale(acc, alpha);
       if constexpr (!p_in_registers) {  // P once through the warp's rows of a shared tile
-        s_tile::template store_c<mma::edges::inside>(ctx, sacc, mma::matrix_ref<Elem>{sm.p + w * WM * KW, WM, KW, KW}, 0, 0);
+        s_tile::template store_c<mma::edges::inside>(ctx, sacc, mma::matrix_ref<Elem>{sm.p + w * WM * ldp, WM, KW, ldp}, 0, 0);
         warp.sync();
       }
-      const mma::matrix_ref<const Elem> pm{sm.p + w * WM * KW, WM, KW, KW};
-      const mma::matrix_ref<const Elem> vm{sm.v[st], BN, DvB, ldv};
-      STRATA_UNROLL
-      for (int kk = 0; kk < KW / atom::K; ++kk) {
-        typename o_tile::a_fragments pf;
-        if constexpr (p_in_registers) {
-          // A value v of this K step is C value v % c_values of the (v / c_values)-th atom of it.
-          constexpr int per_step = atom::K / atom::N;
-          STRATA_UNROLL
-          for (int i = 0; i < row_atoms; ++i) {
-            const auto p_at = [&](int v) { return sacc.f[i][kk * per_step + v / atom::c_values].v[v % atom::c_values]; };
-            if constexpr (arch::half_float<Elem> && atom::a_values % 2 == 0 && atom::c_values % 2 == 0) {
-              // Two at a time: one cvt.rn.{f16,bf16}x2.f32 on CUDA (arch/narrow.hpp; a NaN in P makes O
-              // NaN whatever its bits, so the canonical-NaN fix-up of a stored conversion is not needed).
-              STRATA_UNROLL
-              for (int v = 0; v < atom::a_values; v += 2) {
-                const std::uint32_t two = arch::narrow_pair<Elem>(p_at(v), p_at(v + 1));
-                pf.f[i][0].v[v] = Elem::from_bits(static_cast<std::uint16_t>(two));
-                pf.f[i][0].v[v + 1] = Elem::from_bits(static_cast<std::uint16_t>(two >> 16));
-              }
-            } else {
-              STRATA_UNROLL
-              for (int v = 0; v < atom::a_values; ++v) pf.f[i][0].v[v] = static_cast<Elem>(p_at(v));
-            }
-          }
-        } else {
-          o_tile::template load_a<mma::edges::inside>(ctx, pf, pm, 0, kk * atom::K);
-          prepare(pf);
-        }
+      if constexpr (v_transposed) {
+        // P (A, k = the warp's keys along P's rows) and V^T (B, element (k, n) at V^T[n][k]) with
+        // vector_fragments over all KW keys at once: both in its permuted key order, so the sum over
+        // the keys is the same (in another order).
+        typename pv_tile::a_fragments pa;
+        pv_frags::load_a(ctx, pa, sm.p + w * WM * ldp, ldp, 0);
+        prepare(pa);
         STRATA_UNROLL
-        for (int op = 0; op < o_parts; ++op) {
-          typename o_tile::b_fragments vf;
-          if constexpr (use_ldmatrix) v_frags::load_b(ctx, vf, sm.v[st] + (kw + kk * atom::K) * ldv, ldv, false, op * o_cols);
-          else o_tile::template load_b<mma::edges::inside>(ctx, vf, vm, kw + kk * atom::K, op * o_cols);
-          prepare(vf);
-          o_tile::mma(ctx, pf, vf, acc[op]);
+        for (int op = 0; op < o_parts; ++op)
+          STRATA_UNROLL
+          for (int c = 0; c < o_cols / pv_cols; ++c) {
+            typename pv_tile::b_fragments vb;
+            pv_frags::load_b(ctx, vb, sm.v[st] + kw, ldvt, op * o_cols + c * pv_cols);
+            prepare(vb);
+            STRATA_UNROLL
+            for (int kk = 0; kk < KW / atom::K; ++kk)
+              STRATA_UNROLL
+              for (int i = 0; i < row_atoms; ++i)
+                STRATA_UNROLL
+                for (int j = 0; j < pv_tile::atoms_n; ++j)
+                  mma::mma<atom>(ctx.warp(), pa.f[i][kk], vb.f[kk][j], acc[op].f[i][c * pv_tile::atoms_n + j]);
+          }
+      } else {
+        const mma::matrix_ref<const Elem> pm{sm.p + w * WM * ldp, WM, KW, ldp};
+        const mma::matrix_ref<const Elem> vm{sm.v[st], BN, DvB, ldv};
+        STRATA_UNROLL
+        for (int kk = 0; kk < KW / atom::K; ++kk) {
+          typename o_tile::a_fragments pf;
+          if constexpr (p_in_registers) {
+            // A value v of this K step is C value v % c_values of the (v / c_values)-th atom of it.
+            constexpr int per_step = atom::K / atom::N;
+            STRATA_UNROLL
+            for (int i = 0; i < row_atoms; ++i) {
+              const auto p_at = [&](int v) { return sacc.f[i][kk * per_step + v / atom::c_values].v[v % atom::c_values]; };
+              if constexpr (arch::half_float<Elem> && atom::a_values % 2 == 0 && atom::c_values % 2 == 0) {
+                // Two at a time: one cvt.rn.{f16,bf16}x2.f32 on CUDA (arch/narrow.hpp; a NaN in P makes O
+                // NaN whatever its bits, so the canonical-NaN fix-up of a stored conversion is not needed).
+                STRATA_UNROLL
+                for (int v = 0; v < atom::a_values; v += 2) {
+                  const std::uint32_t two = arch::narrow_pair<Elem>(p_at(v), p_at(v + 1));
+                  pf.f[i][0].v[v] = Elem::from_bits(static_cast<std::uint16_t>(two));
+                  pf.f[i][0].v[v + 1] = Elem::from_bits(static_cast<std::uint16_t>(two >> 16));
+                }
+              } else {
+                STRATA_UNROLL
+                for (int v = 0; v < atom::a_values; ++v) pf.f[i][0].v[v] = static_cast<Elem>(p_at(v));
+              }
+            }
+          } else {
+            o_tile::template load_a<mma::edges::inside>(ctx, pf, pm, 0, kk * atom::K);
+            prepare(pf);
+          }
+          STRATA_UNROLL
+          for (int op = 0; op < o_parts; ++op) {
+            typename o_tile::b_fragments vf;
+            if constexpr (use_ldmatrix) v_frags::load_b(ctx, vf, sm.v[st] + (kw + kk * atom::K) * ldv, ldv, false, op * o_cols);
+            else o_tile::template load_b<mma::edges::inside>(ctx, vf, vm, kw + kk * atom::K, op * o_cols);
+            prepare(vf);
+            o_tile::mma(ctx, pf, vf, acc[op]);
+          }
         }
       }
       pipe.consumer_release();
