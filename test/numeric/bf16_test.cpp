@@ -100,3 +100,21 @@ TEST_CASE("bf16: numeric_limits", "[numeric][bf16]") {
   CHECK(L::max_exponent10 == int(std::floor(std::log10(0x1.FEp127))));
   CHECK(L::min_exponent10 == int(std::ceil(std::log10(0x1p-126))));
 }
+
+// The branch-free rounding (detail/format.hpp, bf16_round_branch_free: what bf16(float) runs on HIP
+// and the host) against the general one (round_bits, the definition) on every high half with the low
+// halves that decide a rounding: zero, one, just below, at and just above the midpoint, and all ones.
+// That is every exponent, every mantissa, every tie with an even and an odd kept bit, Inf and NaN.
+TEST_CASE("bf16: the branch-free rounding gives round_bits' bits at every rounding boundary", "[numeric][bf16]") {
+  namespace fp = strata::detail::fp;
+  long failed = 0;
+  for (std::uint32_t hi = 0; hi < 0x10000u; ++hi)
+    for (std::uint32_t lo : {0x0000u, 0x0001u, 0x7FFEu, 0x7FFFu, 0x8000u, 0x8001u, 0xC000u, 0xFFFFu}) {
+      const std::uint32_t u = hi << 16 | lo;
+      float x;
+      std::memcpy(&x, &u, 4);
+      const std::uint32_t got = fp::bf16_round_branch_free(x), want = fp::round_bits<fp::bf16_format>(u, strata::overflow::propagate);
+      if (got != want && ++failed <= 10) std::printf("  bf16 branch-free mismatch at 0x%08x: got 0x%04x, expected 0x%04x\n", u, got, want);
+    }
+  REQUIRE(failed == 0);
+}

@@ -10,7 +10,8 @@
 // Backends: the software conversion in detail/format.hpp is the definition. The CUDA device pass
 // uses cvt.rn.bf16.f32 (sm_80+, Strata's oldest CUDA target; round-to-nearest-even, subnormals
 // kept) for float -> bf16 and rewrites its NaN to the canonical one. HIP: gfx90a/gfx942 have no
-// f32 -> bf16 instruction, so software everywhere there. Define STRATA_NUMERIC_SOFTWARE_ONLY to use
+// f32 -> bf16 instruction, so software everywhere there, in a branch-free form (the host uses it too:
+// detail/format.hpp, bf16_round_branch_free; same bits). Define STRATA_NUMERIC_SOFTWARE_ONLY to use
 // software on the device too.
 #pragma once
 

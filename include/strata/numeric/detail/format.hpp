@@ -97,6 +97,20 @@ STRATA_HOST_DEVICE constexpr std::uint32_t from_double(double x, overflow ov) no
   return round_bits<F>(bits_of(x), ov);
 }
 
+/// float -> bf16 (overflow to Inf) without a branch: bf16 is the top half of a float with the same
+/// exponent range, so round-to-nearest-even is adding 0x7FFF plus the lowest kept bit and keeping the
+/// top 16 bits -- exact for every non-NaN input (subnormals, and a carry into the next binade or to
+/// Inf, fall out of the addition) -- and NaN is the canonical one by a select. The same bits as
+/// round_bits<bf16_format>, in 6-8 integer instructions where round_bits' general form branches per
+/// case (gfx90a / gfx942 have no f32 -> bf16 instruction: the MFMA attention forward converted P with
+/// it, test/numeric/bf16_test.cpp holds it to the references).
+STRATA_HOST_DEVICE constexpr std::uint32_t bf16_round_branch_free(float x) noexcept {
+  const std::uint32_t u = bits_of(x);
+  const std::uint32_t rounded = (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
+  const std::uint32_t canonical_nan = ((u >> 16) & 0x8000u) | bf16_format.nan;
+  return (u & 0x7FFFFFFFu) > 0x7F800000u ? canonical_nan : rounded;
+}
+
 /// For device paths: the instruction's result for `x`, with NaN replaced by the canonical NaN that
 /// round_bits produces. Device instructions agree with round_bits on every non-NaN input but emit
 /// their own NaN (e.g. 0x7FFF whatever the sign). An integer test, so -ffast-math cannot drop it.

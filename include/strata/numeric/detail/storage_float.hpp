@@ -33,7 +33,8 @@ STRATA_HOST_DEVICE constexpr bool same_format(const format& a, const format& b) 
 /// its NaN is made canonical: cvt.rn.f16.f32 (every sm) and cvt.rn.bf16.f32 (sm_80+, Strata's oldest
 /// CUDA target), both round-to-nearest-even with subnormals kept and overflow to Inf. The fp8
 /// converts (cvt.rn.satfinite.e4m3x2.f32) need sm_89 and saturate, so fp8 stays in software.
-/// HIP: gfx90a/gfx942 have no f32 -> f16/bf16 instruction with these semantics; software there.
+/// HIP: gfx90a/gfx942 have no f32 -> f16/bf16 instruction with these semantics; software there
+/// (bf16 in its branch-free form, bf16_round_branch_free, as on the host).
 template <format Fmt>
 inline constexpr bool cuda_rounds_float_to = same_format(Fmt, f16_format) || same_format(Fmt, bf16_format);
 
@@ -128,6 +129,11 @@ class storage_float {
 #if STRATA_CUDA_DEVICE_PASS && !defined(STRATA_NUMERIC_SOFTWARE_ONLY)
     if constexpr (cuda_rounds_float_to<Fmt>) {
       if (ov == overflow::propagate && !constant_evaluated()) return storage_type(cuda_round<Fmt>(x));
+    }
+#elif !defined(STRATA_NUMERIC_SOFTWARE_ONLY)
+    // HIP and the host (so the emulator and the tests run it): bf16 without branches, same bits.
+    if constexpr (same_format(Fmt, bf16_format)) {
+      if (ov == overflow::propagate) return storage_type(bf16_round_branch_free(x));
     }
 #endif
     return storage_type(strata::detail::fp::from_float<Fmt>(x, ov));
