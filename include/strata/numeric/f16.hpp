@@ -8,7 +8,10 @@
 //
 // Backends: the software conversion in detail/format.hpp is the definition. The CUDA device pass
 // uses cvt.rn.f16.f32 (IEEE round-to-nearest-even with subnormals, every sm) for float -> f16 and
-// rewrites its NaN to the canonical one; everything else runs the software path on every backend.
+// rewrites its NaN to the canonical one; the HIP device pass does the same with v_cvt_f16_f32 (the
+// compiler's _Float16 conversion: IEEE round-to-nearest-even, f16 subnormals kept in HIP's default
+// mode; its bits equal the software's on the host, test/numeric/f16_test.cpp). Everything else runs
+// the software path.
 // Define STRATA_NUMERIC_SOFTWARE_ONLY to use software on the device too (e.g. to test one against
 // the other). cuda_fp16.h is never included: __half interop belongs to the CUDA-only layers.
 #pragma once

@@ -33,8 +33,9 @@ STRATA_HOST_DEVICE constexpr bool same_format(const format& a, const format& b) 
 /// its NaN is made canonical: cvt.rn.f16.f32 (every sm) and cvt.rn.bf16.f32 (sm_80+, Strata's oldest
 /// CUDA target), both round-to-nearest-even with subnormals kept and overflow to Inf. The fp8
 /// converts (cvt.rn.satfinite.e4m3x2.f32) need sm_89 and saturate, so fp8 stays in software.
-/// HIP: gfx90a/gfx942 have no f32 -> f16/bf16 instruction with these semantics; software there
-/// (bf16 in its branch-free form, bf16_round_branch_free, as on the host).
+/// HIP: gfx90a/gfx942 have no f32 -> bf16 instruction; software there (in its branch-free form,
+/// bf16_round_branch_free, as on the host). f16: v_cvt_f16_f32 with the NaN made canonical
+/// (encode_float below).
 template <format Fmt>
 inline constexpr bool cuda_rounds_float_to = same_format(Fmt, f16_format) || same_format(Fmt, bf16_format);
 
@@ -135,6 +136,14 @@ class storage_float {
     if constexpr (same_format(Fmt, bf16_format)) {
       if (ov == overflow::propagate) return storage_type(bf16_round_branch_free(x));
     }
+#if STRATA_HIP_DEVICE_PASS
+    // f16 on AMD: v_cvt_f16_f32 (IEEE round-to-nearest-even, f16 subnormals kept: HIP's default mode),
+    // its NaN made canonical, as on CUDA. The software rounding branched per case.
+    if constexpr (same_format(Fmt, f16_format)) {
+      if (ov == overflow::propagate && !constant_evaluated())
+        return storage_type(with_canonical_nan<Fmt>(x, bit_cast<std::uint16_t>(static_cast<_Float16>(x))));
+    }
+#endif
 #endif
     return storage_type(strata::detail::fp::from_float<Fmt>(x, ov));
   }

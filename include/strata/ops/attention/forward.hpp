@@ -834,8 +834,11 @@ struct forward_kernel {
         for (auto& f : row) atom::prepare(f);
   }
 
-  // acc(r, c) *= f[slot of r], in every column slice: the factor of the accumulator row's slot.
-  STRATA_HOST_DEVICE STRATA_FORCEINLINE static void rescale(typename o_tile::accumulator (&acc)[o_parts], const float (&f)[slots]) {
+  // fn(value, x, slot) for each O accumulator value of this lane: x its place in the order (column
+  // slice op, atom (i, j), value v), slot its row's softmax slot.
+  template <class Fn>
+  STRATA_HOST_DEVICE STRATA_FORCEINLINE static void for_each_o(typename o_tile::accumulator (&acc)[o_parts], Fn&& fn) {
+    int x = 0;
     STRATA_UNROLL
     for (int op = 0; op < o_parts; ++op)
       STRATA_UNROLL
@@ -843,7 +846,12 @@ struct forward_kernel {
         STRATA_UNROLL
         for (int j = 0; j < o_tile::atoms_n; ++j)
           STRATA_UNROLL
-          for (int v = 0; v < atom::c_values; ++v) acc[op].f[i][j].v[v] *= f[slot_of(i, v)];
+          for (int v = 0; v < atom::c_values; ++v, ++x) fn(acc[op].f[i][j].v[v], x, slot_of(i, v));
+  }
+
+  // acc(r, c) *= f[slot of r], in every column slice: the factor of the accumulator row's slot.
+  STRATA_HOST_DEVICE STRATA_FORCEINLINE static void rescale(typename o_tile::accumulator (&acc)[o_parts], const float (&f)[slots]) {
+    for_each_o(acc, [&](float& a, int, int slot) { a *= f[slot]; });
   }
 
   // The key split's merge: warp u has (m_u, l_u, O_u) of the block's rows over its keys of every tile
@@ -882,23 +890,11 @@ struct forward_kernel {
       l_run[r] = l;
     }
     rescale(acc, f);
-    // Value x of this lane's accumulators: part op, atom (i, j), value v in that order.
-    const auto each = [&](auto&& fn) {
-      int x = 0;
-      STRATA_UNROLL
-      for (int op = 0; op < o_parts; ++op)
-        STRATA_UNROLL
-        for (int i = 0; i < row_atoms; ++i)
-          STRATA_UNROLL
-          for (int j = 0; j < o_tile::atoms_n; ++j)
-            STRATA_UNROLL
-            for (int v = 0; v < atom::c_values; ++v, ++x) fn(acc[op].f[i][j].v[v], x);
-    };
-    if (w > 0) each([&](float& a, int x) { o_sh[((w - 1) * o_values + x) * warp_size + lane] = a; });
+    if (w > 0) for_each_o(acc, [&](float& a, int x, int) { o_sh[((w - 1) * o_values + x) * warp_size + lane] = a; });
     ctx.block().sync();
     if (w > 0) return false;
     STRATA_UNROLL
-    for (int u = 1; u < warps; ++u) each([&](float& a, int x) { a += o_sh[((u - 1) * o_values + x) * warp_size + lane]; });
+    for (int u = 1; u < warps; ++u) for_each_o(acc, [&](float& a, int x, int) { a += o_sh[((u - 1) * o_values + x) * warp_size + lane]; });
     return true;
   }
 };
