@@ -25,9 +25,11 @@
 // which the entry runs for that layout: copies staged through registers, 16-byte fragment reads.
 // compile-expect-kernels gfx.*: gemm_bf16_large_tn_kernel gemm_bf16_skinny_tn_kernel gemm_f16_large_tn_kernel
 // compile-expect-kernels gfx.*: gemm_i8_large_tn_kernel gemm_f32_large_tn_kernel gemm_f32_skinny_tn_kernel
-// The any-layout tiles at 16-byte rows, which the entry runs for the other layouts with 16-byte rows.
-// compile-expect-kernels gfx.*: gemm_bf16_large16_kernel gemm_bf16_skinny16_kernel gemm_f16_large16_kernel
-// compile-expect-kernels gfx.*: gemm_i8_large16_kernel gemm_i8_skinny16_kernel gemm_f32_large16_kernel gemm_f32_skinny16_kernel
+// The tiles for the other pairs of orders with 16-byte rows (`_rr` A row-major x B row-major, `_cc`,
+// `_cr`), which the entry runs for them: the operand along M or N written into its stage transposed.
+// compile-expect-kernels gfx.*: gemm_bf16_large_rr_kernel gemm_bf16_large_cc_kernel gemm_bf16_large_cr_kernel
+// compile-expect-kernels gfx.*: gemm_bf16_skinny_cr_kernel gemm_f16_large_cr_kernel gemm_i8_large_rr_kernel
+// compile-expect-kernels gfx.*: gemm_i8_skinny_cr_kernel gemm_f32_large_rr_kernel gemm_f32_skinny_cc_kernel
 // compile-expect-code gfx.*: bf16 MFMA 32x32 = v_mfma_f32_32x32x8_?bf16
 // compile-expect-code gfx.*: bf16 MFMA 16x16 = v_mfma_f32_16x16x16_?bf16
 // compile-expect-code gfx.*: f16 MFMA 32x32 = v_mfma_f32_32x32x8_?f16
@@ -40,7 +42,7 @@
 // compile-expect-kernels gfx940: gemm_e4m3_large_kernel gemm_e4m3_skinny_kernel gemm_e5m2_large_kernel
 // compile-expect-kernels gfx940: gemm_e5m2_skinny_kernel gemm_e4m3_stream_k_kernel gemm_fp8_reduce_kernel
 // compile-expect-kernels gfx940: gemm_e4m3_large_tn_kernel gemm_e4m3_skinny_tn_kernel
-// compile-expect-kernels gfx940: gemm_e4m3_large16_kernel gemm_e4m3_skinny16_kernel
+// compile-expect-kernels gfx940: gemm_e4m3_large_cr_kernel gemm_e4m3_skinny_rr_kernel
 // compile-expect-code gfx940: fp8 MFMA 32x32 = v_mfma_f32_32x32x16_fp8_fp8
 // compile-expect-code gfx940: fp8 MFMA 16x16 = v_mfma_f32_16x16x32_fp8_fp8
 // compile-expect-code gfx940: bf8 MFMA 32x32 = v_mfma_f32_32x32x16_bf8_bf8
@@ -94,22 +96,27 @@ template <int>
 struct gemm_f32_large_tn_kernel : tn<float, float, true> {};
 template <int>
 struct gemm_f32_skinny_tn_kernel : tn<float, float, false> {};
-template <class T, class TD, bool Large>
-using any16 = cf::cdna<target, T, E<TD>, Large, 16>;
+template <class T, class TD, bool Large, g::operand_orders O>
+using at_orders = cf::cdna<target, T, E<TD>, Large, 16, O>;
+constexpr auto rr = g::operand_orders::a_row_b_row, cc = g::operand_orders::a_col_b_col, cr = g::operand_orders::a_col_b_row;
 template <int>
-struct gemm_bf16_large16_kernel : any16<strata::bf16, strata::bf16, true> {};
+struct gemm_bf16_large_rr_kernel : at_orders<strata::bf16, strata::bf16, true, rr> {};
 template <int>
-struct gemm_bf16_skinny16_kernel : any16<strata::bf16, strata::bf16, false> {};
+struct gemm_bf16_large_cc_kernel : at_orders<strata::bf16, strata::bf16, true, cc> {};
 template <int>
-struct gemm_f16_large16_kernel : any16<strata::f16, float, true> {};
+struct gemm_bf16_large_cr_kernel : at_orders<strata::bf16, strata::bf16, true, cr> {};
 template <int>
-struct gemm_i8_large16_kernel : any16<std::int8_t, std::int32_t, true> {};
+struct gemm_bf16_skinny_cr_kernel : at_orders<strata::bf16, strata::bf16, false, cr> {};
 template <int>
-struct gemm_i8_skinny16_kernel : any16<std::int8_t, std::int32_t, false> {};
+struct gemm_f16_large_cr_kernel : at_orders<strata::f16, float, true, cr> {};
 template <int>
-struct gemm_f32_large16_kernel : any16<float, float, true> {};
+struct gemm_i8_large_rr_kernel : at_orders<std::int8_t, std::int32_t, true, rr> {};
 template <int>
-struct gemm_f32_skinny16_kernel : any16<float, float, false> {};
+struct gemm_i8_skinny_cr_kernel : at_orders<std::int8_t, std::int32_t, false, cr> {};
+template <int>
+struct gemm_f32_large_rr_kernel : at_orders<float, float, true, rr> {};
+template <int>
+struct gemm_f32_skinny_cc_kernel : at_orders<float, float, false, cc> {};
 template <int>
 struct gemm_bf16_stream_k_kernel
     : g::stream_k_kernel<g::kernel<target, cf::cdna_atom<target, strata::bf16, true>::type, cf::cdna_medium, E<strata::bf16>>> {};
@@ -148,9 +155,11 @@ template <int N>
 struct gemm_e4m3_skinny_tn_kernel
     : cf::cdna<t8<N>, strata::f8_e4m3, E8<strata::bf16>, false, 16, g::operand_orders::a_row_b_col> {};
 template <int N>
-struct gemm_e4m3_large16_kernel : cf::cdna<t8<N>, strata::f8_e4m3, E8<strata::bf16>, true, 16> {};
+struct gemm_e4m3_large_cr_kernel
+    : cf::cdna<t8<N>, strata::f8_e4m3, E8<strata::bf16>, true, 16, g::operand_orders::a_col_b_row> {};
 template <int N>
-struct gemm_e4m3_skinny16_kernel : cf::cdna<t8<N>, strata::f8_e4m3, E8<strata::bf16>, false, 16> {};
+struct gemm_e4m3_skinny_rr_kernel
+    : cf::cdna<t8<N>, strata::f8_e4m3, E8<strata::bf16>, false, 16, g::operand_orders::a_row_b_row> {};
 template <int N>
 struct gemm_e4m3_stream_k_kernel
     : g::stream_k_kernel<cf::cdna<t8<N>, strata::f8_e4m3, E8<strata::bf16>, false>> {};  // the 64 x 64 tile spills 2 SGPRs
@@ -173,8 +182,8 @@ void launch_fp8(strata::stream& s) {
     launch_one<gemm_e5m2_skinny_kernel<N>>(s);
     launch_one<gemm_e4m3_stream_k_kernel<N>>(s);
     launch_one<gemm_e4m3_large_tn_kernel<N>>(s);
-    launch_one<gemm_e4m3_large16_kernel<N>>(s);
-    launch_one<gemm_e4m3_skinny16_kernel<N>>(s);
+    launch_one<gemm_e4m3_large_cr_kernel<N>>(s);
+    launch_one<gemm_e4m3_skinny_rr_kernel<N>>(s);
     launch_one<gemm_e4m3_skinny_tn_kernel<N>>(s);
     launch_one<gemm_fp8_reduce_kernel<N>>(s);
   }
@@ -193,13 +202,15 @@ void strata_compile_instantiate_gemm_cdna(strata::stream& s) {
   launch_one<gemm_f32_skinny_kernel<0>>(s);
   launch_one<gemm_bf16_stream_k_kernel<0>>(s);
   launch_one<gemm_bf16_large_tn_kernel<0>>(s);
-  launch_one<gemm_bf16_large16_kernel<0>>(s);
-  launch_one<gemm_bf16_skinny16_kernel<0>>(s);
-  launch_one<gemm_f16_large16_kernel<0>>(s);
-  launch_one<gemm_i8_large16_kernel<0>>(s);
-  launch_one<gemm_i8_skinny16_kernel<0>>(s);
-  launch_one<gemm_f32_large16_kernel<0>>(s);
-  launch_one<gemm_f32_skinny16_kernel<0>>(s);
+  launch_one<gemm_bf16_large_rr_kernel<0>>(s);
+  launch_one<gemm_bf16_large_cc_kernel<0>>(s);
+  launch_one<gemm_bf16_large_cr_kernel<0>>(s);
+  launch_one<gemm_bf16_skinny_cr_kernel<0>>(s);
+  launch_one<gemm_f16_large_cr_kernel<0>>(s);
+  launch_one<gemm_i8_large_rr_kernel<0>>(s);
+  launch_one<gemm_i8_skinny_cr_kernel<0>>(s);
+  launch_one<gemm_f32_large_rr_kernel<0>>(s);
+  launch_one<gemm_f32_skinny_cc_kernel<0>>(s);
   launch_one<gemm_bf16_skinny_tn_kernel<0>>(s);
   launch_one<gemm_f16_large_tn_kernel<0>>(s);
   launch_one<gemm_i8_large_tn_kernel<0>>(s);

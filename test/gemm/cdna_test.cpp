@@ -85,21 +85,62 @@ TEST_CASE("gemm CDNA tiles compiled for A row-major, B column-major (operand_ord
       tn({.m = 40, .n = 35, .k = 48, .seed = 118}));
 }
 
-TEST_CASE("gemm CDNA any-layout tiles with 16-byte rows (B row-major, A column-major)", "[gemm]") {
-  // What strata::gemm runs on HIP for the other layouts when every row is 16-byte aligned: the
-  // any-layout tile with 16-byte copies. Every leading dimension of A and B here is a multiple of 16
-  // bytes (the padding makes it so), as the entry checks before choosing these tiles.
+TEST_CASE("gemm CDNA tiles compiled for the orders along M or N (A column-major, B row-major)", "[gemm]") {
+  // What strata::gemm runs on HIP for the other pairs of orders with 16-byte rows: an operand stored
+  // along M or N is copied down its rows and written into its stage transposed
+  // (copy::tile_stream_transposed), so the stages run along K and the fragments are 16-byte reads as
+  // for the K-major pair. Every leading dimension of A and B is a multiple of 16 bytes (the padding
+  // makes it so), as the entry checks. M or N not a multiple of the vector (8 bf16) makes the tile at
+  // that edge read its straddling vector element by element (the loop's other form); a multiple
+  // leaves whole vectors past the edge, which read the row's start.
+  using sg::layout;
+  const auto orders = [](case_t c, layout a, layout b) {
+    c.a = a;
+    c.b = b;
+    return c;
+  };
   using E = ep::chain<ep::alpha_beta<bf16>, ep::convert_to<bf16>>;
-  using KL = cfg::cdna<arch::gfx942, bf16, E, true, 16>;
-  using KS = cfg::cdna<arch::gfx942, bf16, E, false, 16>;
-  check<KL>({.m = 130, .n = 70, .k = 70, .b = sg::layout::row_major, .beta = 0.5f, .pad = 2, .seed = 121});
-  check<KL>({.m = 67, .n = 129, .k = 43, .a = sg::layout::col_major, .b = sg::layout::col_major, .pad = 5, .seed = 122});
-  check<KL>({.m = 40, .n = 48, .k = 104, .a = sg::layout::col_major, .b = sg::layout::row_major, .splits = 2,
-             .serial = true, .seed = 123});
-  check<KS>({.m = 13, .n = 70, .k = 134, .b = sg::layout::row_major, .d = sg::layout::col_major, .pad = 2, .seed = 124});
-  check<KS>({.m = 32, .n = 16, .k = 8, .a = sg::layout::col_major, .batch = 2, .seed = 125});
+  using O = sg::operand_orders;
+  using RR = cfg::cdna<arch::gfx942, bf16, E, true, 16, O::a_row_b_row>;
+  using CC = cfg::cdna<arch::gfx942, bf16, E, true, 16, O::a_col_b_col>;
+  using CR = cfg::cdna<arch::gfx942, bf16, E, true, 16, O::a_col_b_row>;
+  using RRs = cfg::cdna<arch::gfx942, bf16, E, false, 16, O::a_row_b_row>;
+  using CRs = cfg::cdna<arch::gfx942, bf16, E, false, 16, O::a_col_b_row>;
+  const layout R = layout::row_major, C = layout::col_major;
+  // N straddling (70) with a K residue; N a multiple of 8 below the tile; one partial K step only;
+  // K = 0; split-K parallel and serial; batch; stream-K.
+  check<RR>(orders({.m = 130, .n = 70, .k = 70, .beta = 0.5f, .pad = 2, .seed = 121}, R, R));
+  check<RR>(orders({.m = 67, .n = 40, .k = 104, .seed = 122}, R, R));
+  check<RR>(orders({.m = 257, .n = 136, .k = 8, .seed = 123}, R, R));
+  check<RR>(orders({.m = 5, .n = 3, .k = 0, .beta = 1.f, .seed = 124}, R, R));
+  check<RR>(orders({.m = 140, .n = 24, .k = 200, .batch = 2, .splits = 3, .seed = 125}, R, R));
+  check<RR>(orders({.m = 129, .n = 130, .k = 98, .pad = 6, .stream_k = 2, .seed = 126}, R, R));
+  // M straddling (67); M and N both (70, 134), batch; serial split-K with the residue in the last split.
+  check<CC>(orders({.m = 67, .n = 129, .k = 43, .pad = 5, .seed = 127}, C, C));
+  check<CR>(orders({.m = 70, .n = 134, .k = 64, .batch = 2, .beta = 0.5f, .pad = 2, .seed = 128}, C, R));
+  check<CR>(orders({.m = 40, .n = 48, .k = 104, .splits = 2, .serial = true, .seed = 129}, C, R));
+  // The skinny tile: A's stage has fewer vectors than the block has threads.
+  check<RRs>(orders({.m = 13, .n = 70, .k = 134, .d = layout::col_major, .pad = 2, .seed = 130}, R, R));
+  check<CRs>(orders({.m = 32, .n = 16, .k = 8, .batch = 2, .seed = 131}, C, R));
+  check<CRs>(orders({.m = 11, .n = 75, .k = 133, .beta = 0.5f, .pad = 5, .seed = 132}, C, R));
+  // Deterministic: the same inputs give the same bits twice.
+  const case_t same = orders({.m = 146, .n = 90, .k = 96, .beta = 0.5f, .pad = 6, .seed = 133}, C, R);
+  REQUIRE(check<CR>(same) == check<CR>(same));
+  // The other input types: f16, fp32 (one k per lane, 4-element vectors), int8 on CDNA2 and CDNA3 (16
+  // elements a vector), FNUZ fp8 and OCP fp8.
   using EF = ep::chain<ep::alpha_beta<float>, ep::convert_to<float>>;
-  check<cfg::cdna<arch::gfx90a, float, EF, true, 16>>({.m = 70, .n = 36, .k = 20, .b = sg::layout::row_major, .seed = 126});
+  check<cfg::cdna<arch::gfx942, strata::f16, EF, true, 16, O::a_col_b_row>>(
+      orders({.m = 66, .n = 66, .k = 40, .beta = 0.5f, .pad = 6, .seed = 134}, C, R));
+  check<cfg::cdna<arch::gfx90a, float, EF, true, 16, O::a_col_b_row>>(orders({.m = 70, .n = 38, .k = 20, .pad = 2, .seed = 135}, C, R));
+  check<cfg::cdna<arch::gfx942, float, EF, false, 16, O::a_row_b_row>>(orders({.m = 9, .n = 70, .k = 66, .pad = 2, .seed = 136}, R, R));
   using EI = ep::chain<ep::alpha_beta<std::int32_t>, ep::convert_to<std::int32_t>>;
-  check<cfg::cdna<arch::gfx942, std::int8_t, EI, false, 16>>({.m = 9, .n = 41, .k = 64, .a = sg::layout::col_major, .pad = 7, .seed = 127});
+  check<cfg::cdna<arch::gfx90a, std::int8_t, EI, true, 16, O::a_col_b_col>>(
+      orders({.m = 67, .n = 33, .k = 83, .pad = 13, .seed = 137}, C, C));
+  check<cfg::cdna<arch::gfx942, std::int8_t, EI, false, 16, O::a_col_b_row>>(
+      orders({.m = 9, .n = 41, .k = 64, .pad = 7, .seed = 138}, C, R));
+  using EB = ep::chain<ep::alpha_beta<bf16>, ep::convert_to<bf16>>;
+  check<cfg::cdna<arch::gfx942, strata::f8_e4m3_fnuz, EB, false, 16, O::a_row_b_row>>(
+      orders({.m = 18, .n = 19, .k = 83, .beta = 0.5f, .pad = 13, .seed = 139}, R, R));
+  check<cfg::cdna<arch::gfx942, strata::f8_e5m2, EB, true, 16, O::a_col_b_col>>(
+      orders({.m = 40, .n = 35, .k = 56, .pad = 8, .seed = 140}, C, C));
 }

@@ -131,6 +131,14 @@ void fp8_cases() {
   // Large tiles where the platform has them (M > 32 on HIP: 128 x 128; M > 128 on CUDA's fp8: skinny).
   fp8_entry_case<P, f8_e5m2>({.m = 133, .n = 70, .k = 72, .la = layout::col_major, .sc = scales::tensor, .seed = 9},
                              strata::dtype::e5m2);
+  // The other pairs of orders with 16-byte rows (tiles compiled for each pair; on HIP the operand
+  // along M or N is written into its stage transposed): A column-major x B row-major on the large
+  // tile, N not a multiple of the 16-byte vector; A row-major x B row-major on the skinny one.
+  fp8_entry_case<P, f8_e4m3>({.m = 45, .n = 77, .k = 64, .la = layout::col_major, .lb = layout::row_major, .pad = 3,
+                              .sc = scales::vector, .seed = 12},
+                             strata::dtype::e4m3);
+  fp8_entry_case<P, f8_e5m2>({.m = 16, .n = 48, .k = 96, .lb = layout::row_major, .sc = scales::tensor, .beta = 0.5f, .seed = 13},
+                             strata::dtype::e5m2);
   // -0 must count as zero and NaN must stay NaN (the bytes the OCP -> FNUZ remap rewrites).
   fp8_entry_case<P, f8_e4m3>({.m = 37, .n = 21, .k = 50, .sc = scales::tensor, .specials = true, .seed = 10}, strata::dtype::e4m3);
   fp8_entry_case<P, f8_e5m2>({.m = 9, .n = 30, .k = 70, .lb = layout::row_major, .pad = 1, .sc = scales::none,

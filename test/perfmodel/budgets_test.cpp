@@ -63,12 +63,13 @@ void check_budget(const budget& b, const emu::launch_statistics& l, long long ti
 
 /// The GEMM launch of Kernel over m_tiles x n_tiles block tiles and k_tiles K steps.
 template <class Kernel>
-emu::launch_statistics gemm_launch(int m_tiles, int n_tiles, int k_tiles, strata::ops::gemm::layout b_order) {
+emu::launch_statistics gemm_launch(int m_tiles, int n_tiles, int k_tiles, strata::ops::gemm::layout b_order,
+                                   strata::ops::gemm::layout a_order) {
   using namespace strata_test::gemm;
   constexpr auto S = Kernel::tiles;
   emu::statistics_recorder rec;
-  check<Kernel>({.m = m_tiles * S.tile_m, .n = n_tiles * S.tile_n, .k = k_tiles * S.tile_k, .b = b_order, .beta = 0.5f,
-                 .seed = 7});
+  check<Kernel>({.m = m_tiles * S.tile_m, .n = n_tiles * S.tile_n, .k = k_tiles * S.tile_k, .a = a_order, .b = b_order,
+                 .beta = 0.5f, .seed = 7});
   const auto l = launch_of(rec, Kernel::name);
   REQUIRE(l.blocks == m_tiles * n_tiles);
   return l;
@@ -91,9 +92,10 @@ emu::launch_statistics one_step_more(const emu::launch_statistics& base, emu::la
 /// count as the steady state's cost; the budgets are per warp per K step.
 template <class Kernel>
 void gemm_budget(const budget& b, int m_tiles, int n_tiles, int k_tiles,
-                 strata::ops::gemm::layout b_order = strata::ops::gemm::layout::row_major) {
-  check_budget(b, one_step_more(gemm_launch<Kernel>(m_tiles, n_tiles, k_tiles, b_order),
-                                gemm_launch<Kernel>(m_tiles, n_tiles, k_tiles + 1, b_order)),
+                 strata::ops::gemm::layout b_order = strata::ops::gemm::layout::row_major,
+                 strata::ops::gemm::layout a_order = strata::ops::gemm::layout::row_major) {
+  check_budget(b, one_step_more(gemm_launch<Kernel>(m_tiles, n_tiles, k_tiles, b_order, a_order),
+                                gemm_launch<Kernel>(m_tiles, n_tiles, k_tiles + 1, b_order, a_order)),
                1);
 }
 
@@ -234,6 +236,17 @@ TEST_CASE("wavefront budgets: GEMM CDNA bf16 configurations (gfx942)", "[wavefro
                                                                sg_layout::col_major);
   gemm_budget<cfg::cdna<arch::gfx942, bf16, E, true, 16, tn>>({"gemm cdna large A row x B col (gfx942)", 96, 96}, 1, 1, 3,
                                                               sg_layout::col_major);
+  // The other pairs of orders (2026-12-07): an operand stored along M or N is written into its stage
+  // transposed, 2 bytes per lane and element (copy::tile_stream_transposed), as many wavefronts at the
+  // ideal as the 16-byte writes. In the large tile the two half-waves write rows c and c + 8 of the
+  // stage (32 keys each: one vector column per half), which the 64-byte-row swizzle puts on the same
+  // 16 banks: 2-way, 16 wavefronts more per operand. The skinny tile's transposed B (64-row tiles: a
+  // whole wave on one vector column) is at the ideal.
+  constexpr auto nn = strata::ops::gemm::operand_orders::a_row_b_row, tt = strata::ops::gemm::operand_orders::a_col_b_row;
+  gemm_budget<cfg::cdna<arch::gfx942, bf16, E, false, 16, nn>>({"gemm cdna skinny A row x B row (gfx942)", 52, 52}, 2, 2, 3);
+  gemm_budget<cfg::cdna<arch::gfx942, bf16, E, true, 16, nn>>({"gemm cdna large A row x B row (gfx942)", 112, 96}, 1, 1, 3);
+  gemm_budget<cfg::cdna<arch::gfx942, bf16, E, true, 16, tt>>({"gemm cdna large A col x B row (gfx942)", 128, 96}, 1, 1, 3,
+                                                              sg_layout::row_major, sg_layout::col_major);
 }
 
 // Attention forward, bf16, default_config<sm80, bf16, D, D>. A tile is one key tile of one block. History: the attention review (shared/research/attention-

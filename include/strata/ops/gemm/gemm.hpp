@@ -42,6 +42,8 @@
 //                  fp8 (STRATA_GEMM_FP8): the skinny tile as sm90a (medium under stream-K).
 //   CDNA           M <= 32: MFMA 16x16 with a 16 x 64 tile; else 32x32 with 128 x 128. fp8 (gfx942):
 //                  the same tiles on the fp8 MFMA, OCP bytes remapped to FNUZ after each fragment load.
+//                  With 16-byte rows (not under stream-K) each pair of A / B orders runs tiles compiled
+//                  for it, their stages along K (an operand along M or N written transposed).
 //   split-K (serial: one launch, the splits of a tile add in turn; needs options.work): when the output
 //   has fewer tiles than the device has units and K >= 8 tiles of K: splits = min(ceil(4 units / tiles),
 //   k_tiles / 4, 16); workspace_size() says how many bytes. Without a workspace, one split.
@@ -313,20 +315,29 @@ void sm80_at_alignment(read_mode rm, Fn&& fn) {
   sm80_at_alignment<Target, TA, E, S>(rm.rows16, fn);
 }
 
-/// A CDNA tile (Large: the 32x32 MFMA 128 x 128 one, else the 16x16 skinny one). With FixedOrders, A
-/// row-major and B column-major with 16-byte rows take the form compiled for them: 16-byte copies
-/// staged through registers and 16-byte fragment reads (gfx940, bf16, 128 x 128: 4.38 static
-/// instructions per MFMA in the K loop against 29.56, 138 registers against 220; docs/gemm.md). Other
-/// layouts with 16-byte rows take the any-layout tile at 16-byte alignment (16-byte copies). Two more
-/// kernels per tile and dtype pair in a HIP build.
+/// A CDNA tile (Large: the 32x32 MFMA 128 x 128 one, else the 16x16 skinny one). With FixedOrders and
+/// 16-byte rows, each pair of A / B orders takes the form compiled for it: 16-byte copies staged
+/// through registers, stages along K (an operand stored along M or N written transposed) and 16-byte
+/// fragment reads (gfx940, bf16, 128 x 128: 4.38 static instructions per MFMA in the K loop for A
+/// row-major x B column-major, against 29.56 for the element-aligned any-layout tile; docs/gemm.md).
+/// Five forms of each tile per dtype pair in a HIP build: the element-aligned any-layout one and one
+/// per pair of orders.
 template <class Target, class TA, class E, bool Large, bool FixedOrders, class Fn>
 void cdna_at_orders(read_mode rm, Fn&& fn) {
   if constexpr (FixedOrders) {
-    if (rm.rows16 && rm.orders == operand_orders::a_row_b_col && !rm.stream_k)
-      return fn(static_cast<configs::cdna<Target, TA, E, Large, 16, operand_orders::a_row_b_col>*>(nullptr));
-    // Other layouts with 16-byte rows (B row-major: x W with W stored (in, out); A column-major): the
-    // any-layout tile with 16-byte copies instead of one global load and LDS store per element.
-    if (rm.rows16 && !rm.stream_k) return fn(static_cast<configs::cdna<Target, TA, E, Large, 16>*>(nullptr));
+    if (rm.rows16 && !rm.stream_k) {
+      switch (rm.orders) {
+        case operand_orders::a_row_b_col:
+          return fn(static_cast<configs::cdna<Target, TA, E, Large, 16, operand_orders::a_row_b_col>*>(nullptr));
+        case operand_orders::a_row_b_row:
+          return fn(static_cast<configs::cdna<Target, TA, E, Large, 16, operand_orders::a_row_b_row>*>(nullptr));
+        case operand_orders::a_col_b_col:
+          return fn(static_cast<configs::cdna<Target, TA, E, Large, 16, operand_orders::a_col_b_col>*>(nullptr));
+        case operand_orders::a_col_b_row:
+          return fn(static_cast<configs::cdna<Target, TA, E, Large, 16, operand_orders::a_col_b_row>*>(nullptr));
+        case operand_orders::any: break;
+      }
+    }
   }
   fn(static_cast<configs::cdna<Target, TA, E, Large>*>(nullptr));
 }
@@ -368,8 +379,8 @@ void dispatch(int m, Fn&& fn, read_mode rm = {}) {
   } else if constexpr (P::kind == platform_kind::hip) {
     // One MFMA descriptor per build (STRATA_GEMM_HIP_TARGET, default gfx942): the int8 instructions
     // differ between CDNA2 and CDNA3, and a kernel is compiled for every offload arch of the build.
-    // fp32 runs on the f32 MFMA (full fp32 products). With FixedOrders (strata::gemm's own entry), A
-    // row-major and B column-major with 16-byte rows run the tiles compiled for that (cdna_at_orders);
+    // fp32 runs on the f32 MFMA (full fp32 products). With FixedOrders (strata::gemm's own entry),
+    // operands with 16-byte rows run the tiles compiled for their pair of orders (cdna_at_orders);
     // every other call the element-aligned any-order tiles.
     // Under stream-K the 128 x 128 tile runs short of SGPRs (its fix-up state on top of the mainloop's),
     // so stream-K takes the 64 x 64 tile, as CUDA's stream-K avoids its skinny tile; fp8's scale

@@ -37,6 +37,7 @@
 #include "strata/config/config.hpp"
 #include "strata/copy/tile.hpp"
 #include "strata/copy/tile_stream.hpp"
+#include "strata/copy/tile_stream_transposed.hpp"
 #include "strata/epilogue/epilogue.hpp"
 #include "strata/hierarchy/dims.hpp"
 #include "strata/hierarchy/tile_order.hpp"
@@ -297,11 +298,26 @@ struct kernel {
   // one barrier per K step (register_staged_loop). Until 2026-12-06 the copies were plain loads whose
   // LDS writes waited for the global loads at the top of every K step, in a loop with a run-time trip
   // count per operand. A row-major and B column-major only.
-  static constexpr bool use_register_streams = streamable && k_major_orders && !use_streams;
+  //
+  // An operand stored along M or N (A column-major, B row-major) is written into its stage transposed
+  // (copy::tile_stream_transposed: element stores, once per block), so that the stages of every pair
+  // of orders run along K and the MFMA atoms read them 16 bytes per lane (mma::vector_fragments). Its
+  // loads step down the rows, each thread on one row (Threads a multiple of tile_k).
+  static constexpr bool transposable = fixed_orders && mma::vector_fragment_loadable<Atom> && sizeof(ta) == sizeof(tb) &&
+                                       (a_k_major || threads % S.tile_k == 0) && (b_k_major || threads % S.tile_k == 0);
+  static constexpr bool use_register_streams = streamable && (k_major_orders || transposable) && !use_streams;
+  /// On the register-staged path: whether A's (B's) stage is written transposed.
+  static constexpr bool transpose_a = use_register_streams && !a_k_major;
+  static constexpr bool transpose_b = use_register_streams && !b_k_major;
+  /// Every stage runs along K: the K-major pair, or any fixed pair on the register-staged path.
+  static constexpr bool k_major_stages = k_major_orders || use_register_streams;
   static constexpr copy::stream_edge edge_a = a_k_major ? copy::stream_edge::rows : copy::stream_edge::columns;
   static constexpr copy::stream_edge edge_b = b_k_major ? copy::stream_edge::rows : copy::stream_edge::columns;
   using stream_a = std::conditional_t<streamable, copy::tile_stream<stream_tile_a, edge_a>, void>;
   using stream_b = std::conditional_t<streamable, copy::tile_stream<stream_tile_b, edge_b>, void>;
+  // The register-staged loop's streams: straight where the operand runs along K, else transposed.
+  using staged_stream_a = std::conditional_t<transpose_a, copy::tile_stream_transposed<stream_tile_a>, stream_a>;
+  using staged_stream_b = std::conditional_t<transpose_b, copy::tile_stream_transposed<stream_tile_b>, stream_b>;
 
   // Fragments from shared memory: ldmatrix.x4 for the 16-bit m16n8k16 atoms on targets that have it
   // (one instruction per 16 x 16 piece), else one load per element through the atom's fragment map.
@@ -312,7 +328,7 @@ struct kernel {
   // MFMA fragments from stages whose rows run along K (fixed orders: A row-major, B column-major):
   // each lane reads its share of a stage row with ds_read_b128 (mma::vector_fragments, K permuted
   // within the stage) instead of one 1- or 2-byte read per element.
-  static constexpr bool use_vector_fragments = k_major_orders && mma::vector_fragment_loadable<Atom>;
+  static constexpr bool use_vector_fragments = k_major_stages && mma::vector_fragment_loadable<Atom>;
   // The streamed fixed-order tiles XOR-swizzle their stages instead of padding them (tensor/swizzle.hpp's
   // swizzle_for: 16-byte units of a row XORed with the row's bank line): an 8-lane phase of a
   // fragment read (ldmatrix's 8 row addresses, or ds_read_b128's 8 rows at one column) and of a
@@ -346,9 +362,9 @@ struct kernel {
   // A stage holds either order's form (any), or only the fixed order's.
   static constexpr int a_stage_row = S.tile_m * lda_row, a_stage_col = S.tile_k * lda_col;
   static constexpr int b_stage_row = S.tile_k * ldb_row, b_stage_col = S.tile_n * ldb_col;
-  static constexpr int a_stage = fixed_orders ? (a_row_fixed ? a_stage_row : a_stage_col)
+  static constexpr int a_stage = fixed_orders ? (a_row_fixed || transpose_a ? a_stage_row : a_stage_col)
                                               : (a_stage_row > a_stage_col ? a_stage_row : a_stage_col);
-  static constexpr int b_stage = fixed_orders ? (b_row_fixed ? b_stage_row : b_stage_col)
+  static constexpr int b_stage = fixed_orders ? (b_row_fixed && !transpose_b ? b_stage_row : b_stage_col)
                                               : (b_stage_row > b_stage_col ? b_stage_row : b_stage_col);
 
   static_assert(!swizzled_stages || ((8 * lda_row) % stage_swizzle::period == 0 && (S.tile_m * lda_row) % stage_swizzle::period == 0 &&
@@ -652,39 +668,79 @@ struct kernel {
   /// overwrite. The summation order is the streams' (K residue first, then the full steps in order):
   /// the same as the cp.async tiles'. The last step has no loads (peeled, so the loop has no branch
   /// on it). Returns with the stages free but for a barrier (as mainloop).
+  ///
+  /// An operand stored along M or N goes through a transposing stream (transpose_a / transpose_b).
+  /// When one of its vectors straddles the M or N edge (M or N not a multiple of the vector, in the
+  /// tile at that edge), the block runs the loop's form that reads that vector element by element;
+  /// every other block keeps the branch out of its loop.
   template <class Ctx>
   STRATA_HOST_DEVICE void register_staged_loop(Ctx& ctx, const params& p, const ta* a, const tb* b, int m0, int n0,
                                                int kt_begin, int kt_end, typename warp_tile::accumulator& acc) const {
     static_assert(S.stages == 2, "gemm::kernel: the register-staged loop uses two stages; give the tile 2");
+    acc.fill(acc_type(0));
+    if (kt_begin >= kt_end) return;
+    const long long k0 = (long long)kt_begin * S.tile_k;
+    staged_stream_a sa = operand_stream<staged_stream_a, a_k_major>(ctx, a, p.a.ld, m0, k0, p.size.m - m0);
+    staged_stream_b sb = operand_stream<staged_stream_b, b_k_major>(ctx, b, p.b.ld, n0, k0, p.size.n - n0);
+    if constexpr (transpose_a || transpose_b) {
+      // Block-uniform: whether the tile has an edge vector in A's or B's stream (the same test every
+      // thread makes for its own vectors, made for the tile).
+      constexpr int va = stream_tile_a::elements_per_vector, vb = stream_tile_b::elements_per_vector;
+      const bool straddle = (transpose_a && p.size.m - m0 < S.tile_m && (p.size.m - m0) % va != 0) ||
+                            (transpose_b && p.size.n - n0 < S.tile_n && (p.size.n - n0) % vb != 0);
+      if (straddle) {
+        register_staged_steps<true>(ctx, p, a, b, m0, n0, kt_begin, kt_end, sa, sb, acc);
+        return;
+      }
+    }
+    register_staged_steps<false>(ctx, p, a, b, m0, n0, kt_begin, kt_end, sa, sb, acc);
+  }
+
+  /// register_staged_loop's steps over the streams it set up (SA, SB: staged_stream_a / _b).
+  template <bool Straddle, class Ctx, class SA, class SB>
+  STRATA_HOST_DEVICE void register_staged_steps(Ctx& ctx, const params& p, const ta* a, const tb* b, int m0, int n0, int kt_begin,
+                                                int kt_end, SA& sa, SB& sb,
+                                                typename warp_tile::accumulator& acc) const {
     auto& smem = ctx.template shared<shared_storage>();
     const int warp = ctx.warp().index();
     const int wm = warp / S.warps_n, wn = warp % S.warps_n;
-    acc.fill(acc_type(0));
-    if (kt_begin >= kt_end) return;
     const bool residue = kt_end == p.k_tiles && p.size.k % S.tile_k != 0;
-    const long long k0 = (long long)kt_begin * S.tile_k;
-    stream_a sa(ctx, a + m0 * p.a.ld + k0, p.a.ld, p.size.m - m0);
-    stream_b sb(ctx, b + n0 * p.b.ld + k0, p.b.ld, p.size.n - n0);
-    typename stream_a::staged ra;
-    typename stream_b::staged rb;
+    typename SA::staged ra;
+    typename SB::staged rb;
+    // One K step of both streams: the loads, then each stream advanced (along the rows, or tile_k rows
+    // down them).
+    const auto load_step = [&] {
+      if constexpr (transpose_a) sa.template load<Straddle>(ctx, ra);
+      else sa.load(ctx, ra);
+      if constexpr (transpose_b) sb.template load<Straddle>(ctx, rb);
+      else sb.load(ctx, rb);
+      if constexpr (transpose_a) sa.advance((long long)S.tile_k * p.a.ld);
+      else sa.advance();
+      if constexpr (transpose_b) sb.advance((long long)S.tile_k * p.b.ld);
+      else sb.advance();
+    };
     if (residue) {
-      // The partial last K step first, zero past K, through streams of its own (the stage layout is
-      // the streams', swizzled).
+      // The partial last K step first, zero past K: a K-major operand through a stream of its own (the
+      // stage layout is the streams', swizzled), a transposed one from its stream at an offset.
       const int kr = (kt_end - 1) * S.tile_k, k_left = p.size.k - kr;
-      const stream_a last_a(ctx, a + m0 * p.a.ld + kr, p.a.ld, p.size.m - m0);
-      const stream_b last_b(ctx, b + n0 * p.b.ld + kr, p.b.ld, p.size.n - n0);
-      last_a.load_partial(ctx, ra, k_left);
-      last_b.load_partial(ctx, rb, k_left);
-      last_a.template store<lda_row, stage_swizzle>(ctx, ra, smem.a[0]);
-      last_b.template store<ldb_col, stage_swizzle>(ctx, rb, smem.b[0]);
+      const long long k_ahead = kr - (long long)kt_begin * S.tile_k;
+      if constexpr (transpose_a) {
+        sa.load_rows(ctx, ra, k_left, k_ahead * p.a.ld);
+      } else {
+        const auto last_a = operand_stream<SA, true>(ctx, a, p.a.ld, m0, kr, p.size.m - m0);
+        last_a.load_partial(ctx, ra, k_left);
+      }
+      if constexpr (transpose_b) {
+        sb.load_rows(ctx, rb, k_left, k_ahead * p.b.ld);
+      } else {
+        const auto last_b = operand_stream<SB, true>(ctx, b, p.b.ld, n0, kr, p.size.n - n0);
+        last_b.load_partial(ctx, rb, k_left);
+      }
     } else {
-      sa.load(ctx, ra);
-      sb.load(ctx, rb);
-      sa.advance();
-      sb.advance();
-      sa.template store<lda_row, stage_swizzle>(ctx, ra, smem.a[0]);
-      sb.template store<ldb_col, stage_swizzle>(ctx, rb, smem.b[0]);
+      load_step();
     }
+    sa.template store<lda_row, stage_swizzle>(ctx, ra, smem.a[0]);
+    sb.template store<ldb_col, stage_swizzle>(ctx, rb, smem.b[0]);
     ctx.block().sync();
     // Full steps still to load after the one in stage 0. (Unrolled by two, so that the stage index is
     // a constant and each swizzled read address a per-lane base plus an immediate, the loop took 2.94
@@ -693,10 +749,7 @@ struct kernel {
     const int loads = kt_end - kt_begin - 1;
     int st = 0;
     for (int s = 0; s < loads; ++s) {
-      sa.load(ctx, ra);
-      sb.load(ctx, rb);
-      sa.advance();
-      sb.advance();
+      load_step();
       arch::scheduling_fence();  // the loads before the MMAs, their LDS writes after (arch/schedule.hpp)
       stage_mma(ctx, smem, st, wm, wn, true, false, acc);
       arch::scheduling_fence();
