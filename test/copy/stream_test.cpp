@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-// copy::tile_stream into plain and XOR-swizzled stages: the cp.async forms (copy_async, and
+// copy::tile_stream (and, at the end, copy::tile_stream_transposed) into plain and XOR-swizzled stages: the cp.async forms (copy_async, and
 // copy_async_partial for a K residue) on sm80, the register-staged forms (load / load_partial, store)
 // on gfx942. One block copies a 64 x 32 tile of 16-bit values from a strided source whose valid rows
 // and columns end inside the tile, then reads the stage back through the swizzle: every element must
@@ -14,6 +14,7 @@
 
 #include "../unit/support.hpp"
 #include "strata/copy/tile_stream.hpp"
+#include "strata/copy/tile_stream_transposed.hpp"
 #include "strata/strata.hpp"
 
 using namespace strata_test;
@@ -194,4 +195,101 @@ TEST_CASE("tile_stream: cp.async into plain and XOR-swizzled stages, K residue z
 TEST_CASE("tile_stream: register-staged load / store into plain and XOR-swizzled stages (gfx942)", "[copy][stream]") {
   check_target<arch::gfx942, strata::no_swizzle>();
   check_target<arch::gfx942, strata::swizzle_for<std::uint16_t, cols * 2>>();
+}
+
+// copy::tile_stream_transposed (the CDNA GEMM's operand stored along M or N): a 32 x 64 tile (32 K
+// rows, 64 columns along M or N) loaded into registers and stored transposed into a 64 x 32 stage,
+// plain or XOR-swizzled, on gfx942. Element (r, c) of the tile must land in stage row c, column r.
+// Columns past valid_cols: zero (load<true> and load_rows read a straddling vector element by
+// element and one wholly past the edge not at all), or, in load<false> (no vector straddles), the
+// row's first vector (element c % 8) in a vector wholly past it; rows past valid_rows of a partial
+// tile (load_rows): zero. The source ends where the last tile's valid part does, so a read past it is
+// reported by the emulator.
+namespace {
+
+constexpr int tr_rows = 32, tr_cols = 64;
+
+struct transposed_params {
+  const std::uint16_t* in;
+  std::uint16_t* out;  // tr_cols x tr_rows, the stage read back in logical order
+  long long ld;
+  int valid_rows, valid_cols;
+  int advance, ahead;
+};
+
+template <class Swizzle, bool Partial, bool Straddle>
+struct transposed_stream_kernel {
+  using target = arch::gfx942;
+  static constexpr const char* name = "transposed_stream_kernel";
+  static constexpr int max_threads_per_block = threads;
+  using tile = strata::copy::tile_copy<std::uint16_t, tr_rows, tr_cols, 16, 16, threads>;
+  using stream = strata::copy::tile_stream_transposed<tile>;
+  struct shared_storage {
+    alignas(128) std::uint16_t stage[tr_cols * tr_rows];
+  };
+
+  template <class Ctx>
+  STRATA_HOST_DEVICE void operator()(Ctx& ctx, const transposed_params& p) const {
+    auto& s = ctx.template shared<shared_storage>();
+    const int t = ctx.block().thread_rank();
+    for (int i = t; i < tr_cols * tr_rows; i += threads) s.stage[i] = stage_poison;
+    ctx.block().sync();
+    stream st(ctx, p.in, p.ld, p.valid_cols);
+    for (int a = 0; a < p.advance; ++a) st.advance(tr_rows * p.ld);
+    typename stream::staged r;
+    if constexpr (Partial) st.load_rows(ctx, r, p.valid_rows, p.ahead * tr_rows * p.ld);
+    else st.template load<Straddle>(ctx, r);
+    st.template store<tr_rows, Swizzle>(ctx, r, s.stage);
+    ctx.block().sync();
+    for (int i = t; i < tr_cols * tr_rows; i += threads) p.out[i] = s.stage[Swizzle{}(i)];
+  }
+};
+
+template <class Swizzle, bool Partial, bool Straddle = true>
+void check_transposed(int valid_rows, int valid_cols, int advance, int ahead) {
+  const long long ld = tr_cols + 8;  // rows 16-byte aligned
+  const int last_row = (advance + ahead) * tr_rows + (Partial ? valid_rows : tr_rows) - 1;
+  std::vector<std::uint16_t> src(static_cast<std::size_t>(last_row) * ld + valid_cols);
+  for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<std::uint16_t>(1 + (i * 2654435761u) % 60000);
+  for (const auto& opt : schedules()) {
+    strata::stream s;
+    s.set_emulator_options(opt);
+    auto in = to_device(s, src);
+    auto out = poisoned<std::uint16_t>(s, static_cast<std::size_t>(tr_cols) * tr_rows, 0xDEAD);
+    strata::launch(s, {.grid = 1, .block = threads}, transposed_stream_kernel<Swizzle, Partial, Straddle>{},
+                   transposed_params{in.data(), out.data(), ld, valid_rows, valid_cols, advance, ahead});
+    const auto o = to_host(s, out);
+    for (int c = 0; c < tr_cols; ++c)
+      for (int r = 0; r < tr_rows; ++r) {
+        const std::size_t row = static_cast<std::size_t>((advance + ahead) * tr_rows + r);
+        const int vector0 = c / 8 * 8;
+        std::uint16_t want = 0;
+        if (Partial && r >= valid_rows) want = 0;
+        else if (c < valid_cols) want = src[row * ld + c];
+        else if (vector0 >= valid_cols && !Partial && !Straddle) want = src[row * ld + c % 8];  // the row's first vector
+        INFO("swizzle bits " << Swizzle::bits << (Partial ? " partial" : " whole") << " rows " << valid_rows << " cols "
+                             << valid_cols << " advance " << advance << " ahead " << ahead << " at (" << r << ", " << c << ")");
+        REQUIRE(o[static_cast<std::size_t>(c) * tr_rows + r] == want);
+      }
+  }
+}
+
+template <class Swizzle>
+void check_transposed_stage() {
+  // Whole tiles: columns ending inside a vector (element by element), on a vector boundary (no vector
+  // straddles: the loop's form without the branch), inside the first vector, all.
+  for (int valid_cols : {61, 3, tr_cols}) check_transposed<Swizzle, false>(tr_rows, valid_cols, 1, 0);
+  check_transposed<Swizzle, false, false>(tr_rows, 56, 2, 0);
+  check_transposed<Swizzle, false, false>(tr_rows, tr_cols, 0, 0);
+  // A partial tile (the K residue) at the stream's own tile and tiles ahead of it.
+  for (int valid_rows : {5, 1, tr_rows}) check_transposed<Swizzle, true>(valid_rows, 61, 0, 2);
+  check_transposed<Swizzle, true>(17, 40, 1, 0);
+}
+
+}  // namespace
+
+TEST_CASE("tile_stream_transposed: register-staged, stored transposed into plain and XOR-swizzled stages (gfx942)",
+          "[copy][stream]") {
+  check_transposed_stage<strata::no_swizzle>();
+  check_transposed_stage<strata::swizzle_for<std::uint16_t, tr_rows * 2>>();
 }

@@ -195,22 +195,8 @@ class tile_stream {
     for (int i = 0; i < per_thread; ++i) {
       if (!has(i)) continue;
       const int left = valid_cols - col0_;
-      if (left >= per_vector) {
-        r.v[i] = detail::load_raw<Tile::vector_bytes>(src_[i]);
-      } else {
-        // Element by element into the vector's 32-bit words (no array in private memory: an element
-        // array here went to scratch on gfx940), zero past the end.
-        constexpr int bytes = static_cast<int>(sizeof(value_type));
-        static_assert(bytes == 1 || bytes == 2 || bytes == 4, "tile_stream::load_partial: 1-, 2- or 4-byte elements");
-        using bits_t = std::conditional_t<bytes == 1, std::uint8_t, std::conditional_t<bytes == 2, std::uint16_t, std::uint32_t>>;
-        detail::raw_vector<Tile::vector_bytes> v{};
-        STRATA_UNROLL
-        for (int j = 0; j < per_vector; ++j) {
-          const bits_t b = j < left ? __builtin_bit_cast(bits_t, src_[i][j]) : bits_t{0};
-          v.w[(j * bytes) / 4] |= static_cast<std::uint32_t>(b) << (8 * ((j * bytes) % 4));
-        }
-        r.v[i] = v;
-      }
+      if (left >= per_vector) r.v[i] = detail::load_raw<Tile::vector_bytes>(src_[i]);
+      else r.v[i] = detail::load_first_elements<Tile::vector_bytes>(src_[i], left);
     }
   }
 

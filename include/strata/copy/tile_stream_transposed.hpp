@@ -29,11 +29,12 @@
 //
 // Edges: every tile of the run has all its rows but one partial tile (the K residue), which
 // load_rows() loads with the rows past its end zero. Columns at and past `valid_cols` (the M or N
-// edge): a vector wholly past it reads its row's first element's vector (a valid address; its
-// elements land in stage rows past M or N, which only reach outputs that are never stored). A vector
-// that straddles the edge (valid_cols not a multiple of the vector) reads element by element in
-// load<true>(); load<false>() may be used only where no vector straddles (straddles() is false), so
-// that a kernel can keep that branch out of its interior loop.
+// edge): load<true>() and load_rows() read a vector that straddles the edge element by element and
+// one wholly past it not at all (zero past the edge). load<false>() keeps those branches out of a
+// kernel's interior loop; it may be used only where no vector straddles (straddles() is false, so
+// valid_cols is a multiple of the vector or the whole tile): there a vector wholly past the edge
+// reads its row's first vector, which exists (its elements land in stage rows past M or N, which only
+// reach outputs that are never stored).
 //
 // Requirements: Tile's Threads is the block's thread count (checked on the emulator), a multiple of
 // its Rows; the vector is 4, 8 or 16 bytes of 1-, 2- or 4-byte elements.
@@ -100,7 +101,8 @@ class tile_stream_transposed {
   };
 
   /// Issues this thread's global loads of the current tile (every row exists) into `r`. Straddle:
-  /// a vector that straddles the column edge is read element by element, zero past it.
+  /// a vector that straddles the column edge is read element by element, zero past it, and one
+  /// wholly past it is zero (not read). Without, a vector wholly past the edge reads its row's first.
   template <bool Straddle = true, class Ctx>
   STRATA_HOST_DEVICE STRATA_FORCEINLINE void load(Ctx& ctx, staged& r) const {
     if constexpr (Ctx::emulated) {
@@ -109,7 +111,7 @@ class tile_stream_transposed {
     STRATA_UNROLL
     for (int i = 0; i < per_thread; ++i) {
       if (!has(i)) continue;
-      if (Straddle && count_[i] > 0 && count_[i] < per_vector) r.v[i] = load_elements(src_[i], count_[i]);
+      if (Straddle && count_[i] < per_vector) r.v[i] = detail::load_first_elements<Tile::vector_bytes>(src_[i], count_[i]);
       else r.v[i] = detail::load_raw<Tile::vector_bytes>(src_[i]);
     }
   }
@@ -125,7 +127,7 @@ class tile_stream_transposed {
     for (int i = 0; i < per_thread; ++i) {
       if (!has(i)) continue;
       if (row0_ >= valid_rows) r.v[i] = detail::raw_vector<Tile::vector_bytes>{};
-      else if (count_[i] > 0 && count_[i] < per_vector) r.v[i] = load_elements(src_[i] + offset, count_[i]);
+      else if (count_[i] < per_vector) r.v[i] = detail::load_first_elements<Tile::vector_bytes>(src_[i] + offset, count_[i]);
       else r.v[i] = detail::load_raw<Tile::vector_bytes>(src_[i] + offset);
     }
   }
@@ -191,18 +193,6 @@ class tile_stream_transposed {
   STRATA_HOST_DEVICE STRATA_FORCEINLINE static bits_type element(const detail::raw_vector<Tile::vector_bytes>& v, int e) {
     if constexpr (element_bytes == 4) return v.w[e];
     else return static_cast<bits_type>(v.w[(e * element_bytes) / 4] >> (8 * ((e * element_bytes) % 4)));
-  }
-
-  /// The first `count` elements at `p` into a vector's 32-bit words, zero past them (no array in
-  /// private memory: on gfx940 an element array went to scratch).
-  STRATA_HOST_DEVICE static detail::raw_vector<Tile::vector_bytes> load_elements(const value_type* p, int count) {
-    detail::raw_vector<Tile::vector_bytes> v{};
-    STRATA_UNROLL
-    for (int j = 0; j < per_vector; ++j) {
-      const bits_type b = j < count ? __builtin_bit_cast(bits_type, p[j]) : bits_type{0};
-      v.w[(j * element_bytes) / 4] |= static_cast<std::uint32_t>(b) << (8 * ((j * element_bytes) % 4));
-    }
-    return v;
   }
 
   const value_type* src_[per_thread];

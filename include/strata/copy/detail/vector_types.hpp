@@ -75,6 +75,24 @@ STRATA_HOST_DEVICE STRATA_FORCEINLINE raw_vector<Bytes> zero_raw() {
   return v;
 }
 
+/// The first `count` elements at `p` as a vector of Bytes bytes, zero past them; nothing past them is
+/// read (a vector that straddles the end of a row or matrix). Element by element into the vector's
+/// 32-bit words: no array in private memory (an element array went to scratch on gfx940).
+template <int Bytes, class T>
+STRATA_HOST_DEVICE raw_vector<Bytes> load_first_elements(const T* p, int count) {
+  constexpr int bytes = static_cast<int>(sizeof(T)), per_vector = Bytes / bytes;
+  static_assert(bytes == 1 || bytes == 2 || bytes == 4, "load_first_elements: 1-, 2- or 4-byte elements");
+  static_assert(Bytes >= 4, "load_first_elements: vectors of whole 32-bit words");
+  using bits_t = std::conditional_t<bytes == 1, std::uint8_t, std::conditional_t<bytes == 2, std::uint16_t, std::uint32_t>>;
+  raw_vector<Bytes> v{};
+  STRATA_UNROLL
+  for (int j = 0; j < per_vector; ++j) {
+    const bits_t b = j < count ? __builtin_bit_cast(bits_t, p[j]) : bits_t{0};
+    v.w[(j * bytes) / 4] |= static_cast<std::uint32_t>(b) << (8 * ((j * bytes) % 4));
+  }
+  return v;
+}
+
 constexpr bool is_vector_bytes(long long b) { return b == 1 || b == 2 || b == 4 || b == 8 || b == 16; }
 
 /// The widest access (bytes) that moves `contiguous` elements of `elem` bytes at a guaranteed alignment
