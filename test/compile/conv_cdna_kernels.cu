@@ -13,6 +13,10 @@
 // compile-targets gfx.*
 // compile-expect-kernels gfx.*: conv_fprop_bf16_kernel conv_dgrad_bf16_kernel conv_wgrad_bf16_kernel
 // compile-expect-kernels gfx.*: conv_fprop_f16_kernel conv_fprop_i8_kernel conv_fprop_f32_kernel
+// The 1x1 fast path's GEMM tiles (ops/conv/host.hpp, run_one_by_one) with the convolution's epilogue,
+// compiled for the pass's operand orders: fprop A row-major x B column-major, dgrad both row-major
+// (w written into its stage transposed).
+// compile-expect-kernels gfx.*: conv_1x1_fprop_bf16_kernel conv_1x1_dgrad_bf16_kernel
 // compile-expect-code gfx.*: bf16 MFMA 32x32 = v_mfma_f32_32x32x8_?bf16
 // compile-expect-code gfx.*: int8 MFMA = v_mfma_i32_32x32x(8|16)_?i8
 // compile-expect-code gfx.*: f32 MFMA = v_mfma_f32_32x32x2_?f32
@@ -51,6 +55,12 @@ template <int>
 struct conv_fprop_i8_kernel : sc::kernel<sc::kind::fprop, target, atom<std::int8_t>, cf::cdna_large, E<std::int32_t>> {};
 template <int>
 struct conv_fprop_f32_kernel : sc::kernel<sc::kind::fprop, target, atom<float>, cf::cdna_large_f32, E<float>> {};
+template <int>
+struct conv_1x1_fprop_bf16_kernel
+    : cf::cdna<target, strata::bf16, E<strata::bf16>, true, 16, strata::ops::gemm::operand_orders::a_row_b_col> {};
+template <int>
+struct conv_1x1_dgrad_bf16_kernel
+    : cf::cdna<target, strata::bf16, E<strata::bf16>, true, 16, strata::ops::gemm::operand_orders::a_row_b_row> {};
 
 template <class K>
 void launch_one(strata::stream& s) {
@@ -68,5 +78,7 @@ void strata_compile_instantiate_conv_cdna(strata::stream& s) {
   launch_one<conv_fprop_f16_kernel<0>>(s);
   launch_one<conv_fprop_i8_kernel<0>>(s);
   launch_one<conv_fprop_f32_kernel<0>>(s);
+  launch_one<conv_1x1_fprop_bf16_kernel<0>>(s);
+  launch_one<conv_1x1_dgrad_bf16_kernel<0>>(s);
 }
 #endif

@@ -16,6 +16,11 @@
 // compile-expect-kernels sm_.*: conv_fprop_bf16_large_kernel conv_dgrad_bf16_large_kernel conv_wgrad_bf16_large_kernel
 // compile-expect-kernels sm_.*: conv_fprop_f16_medium_kernel conv_fprop_tf32_medium_kernel conv_fprop_i8_large_kernel
 // compile-expect-kernels sm_.*: conv_fprop_f16_medium_narrow_kernel
+// The 1x1 fast path's GEMM tiles (ops/conv/host.hpp, run_one_by_one) with the convolution's epilogue,
+// in the forms compiled for the pass's operand orders: fprop A row-major x B column-major on the
+// 128 x 256 and 128 x 128 tiles, dgrad A row-major x B row-major on the 128 x 128 tile; no split-K
+// forms (the split form of the fprop 128 x 128 tile spilled 12 bytes on sm_80 with this epilogue).
+// compile-expect-kernels sm_.*: conv_1x1_fprop_bf16_wide_kernel conv_1x1_fprop_bf16_large_kernel conv_1x1_dgrad_bf16_large_kernel
 // compile-expect-code sm_.*: tensor-core MMA = mma\.sync\.aligned\.m16n8k16
 // compile-expect-code sm_.*: int8 tensor-core MMA = mma\.sync\.aligned\.m16n8k32
 // compile-expect-code sm_.*: tf32 tensor-core MMA = mma\.sync\.aligned\.m16n8k8
@@ -70,6 +75,15 @@ struct conv_fprop_tf32_medium_kernel
 template <int>
 struct conv_fprop_i8_large_kernel
     : sc::kernel<sc::kind::fprop, sm80, atom<std::int8_t>, cf::sm80_large, E<std::int32_t>, strata::order::default_for<sm80>, 16> {};
+template <int>
+struct conv_1x1_fprop_bf16_wide_kernel
+    : cf::sm80<sm80, strata::bf16, E<strata::bf16>, cf::sm80_wide, 16, strata::ops::gemm::operand_orders::a_row_b_col> {};
+template <int>
+struct conv_1x1_fprop_bf16_large_kernel
+    : cf::sm80<sm80, strata::bf16, E<strata::bf16>, cf::sm80_large_no_split, 16, strata::ops::gemm::operand_orders::a_row_b_col> {};
+template <int>
+struct conv_1x1_dgrad_bf16_large_kernel
+    : cf::sm80<sm80, strata::bf16, E<strata::bf16>, cf::sm80_large_no_split, 16, strata::ops::gemm::operand_orders::a_row_b_row> {};
 
 template <class K>
 void launch_one(strata::stream& s) {
@@ -88,5 +102,8 @@ void strata_compile_instantiate_conv(strata::stream& s) {
   launch_one<conv_fprop_f16_medium_narrow_kernel<0>>(s);
   launch_one<conv_fprop_tf32_medium_kernel<0>>(s);
   launch_one<conv_fprop_i8_large_kernel<0>>(s);
+  launch_one<conv_1x1_fprop_bf16_wide_kernel<0>>(s);
+  launch_one<conv_1x1_fprop_bf16_large_kernel<0>>(s);
+  launch_one<conv_1x1_dgrad_bf16_large_kernel<0>>(s);
 }
 #endif

@@ -8,8 +8,14 @@ using namespace strata_test::conv;
 namespace arch = strata::arch;
 namespace cfg = strata::ops::gemm::configs;
 using strata::bf16;
+using strata::f16;
+using act = sc::activation;
 
 namespace {
+sc::problem p2d(int n, int h, int w, int c, int k, int r, int s) {
+  return {.n = n, .c = c, .k = k, .input = {1, h, w}, .filter = {1, r, s}};
+}
+
 template <sc::kind Kind, class Target, class TA, class TD>
 using cdna_kernel =
     sc::kernel<Kind, Target, typename cfg::cdna_atom<Target, TA, true>::type,
@@ -43,4 +49,22 @@ TEST_CASE("conv gfx942 / gfx90a MFMA fp32: fprop, dgrad with stride, wgrad", "[c
                       kernel_launcher<cdna_kernel<sc::kind::dgrad, arch::gfx90a, float, float>>{});
   check<float, float>(sc::kind::wgrad, {.pr = p, .seed = 323},
                       kernel_launcher<cdna_kernel<sc::kind::wgrad, arch::gfx942, float, float>>{});
+}
+
+TEST_CASE("conv 1x1 on the HIP entry's GEMM tiles: fixed operand orders, B row-major written transposed", "[conv]") {
+  // As on CUDA (sm80_test.cpp): fprop A row-major x B column-major, dgrad both row-major, each on the
+  // gfx942 tiles compiled for its pair when rows are 16-byte aligned (dgrad's w along N goes into its
+  // stage transposed): the 16 x 64 tile for M <= 32, else 128 x 128.
+  using hip = strata::ops::gemm::detail::platform<strata::ops::gemm::detail::platform_kind::hip, true>;
+  const auto both = [](auto ta, auto td, const case_t& c) {
+    using TA = decltype(ta);
+    using TD = decltype(td);
+    check<TA, TD>(sc::kind::fprop, c, one_by_one_launcher<hip, TA, TD>{});
+    check<TA, TD>(sc::kind::dgrad, c, one_by_one_launcher<hip, TA, TD>{});
+  };
+  both(bf16{}, bf16{}, {.pr = p2d(2, 9, 8, 40, 72, 1, 1), .beta = 0.5f, .bias = true, .act = act::relu, .seed = 311});
+  both(f16{}, f16{}, {.pr = p2d(1, 3, 5, 24, 40, 1, 1), .bias = true, .seed = 312});
+  both(std::int8_t{}, std::int32_t{}, {.pr = p2d(2, 4, 6, 32, 48, 1, 1), .beta = 1.f, .seed = 313});
+  both(float{}, float{}, {.pr = p2d(1, 7, 6, 12, 20, 1, 1), .seed = 314});
+  both(bf16{}, bf16{}, {.pr = p2d(2, 6, 5, 7, 5, 1, 1), .seed = 315});  // 14-byte rows: any layout
 }

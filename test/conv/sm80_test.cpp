@@ -95,3 +95,23 @@ TEST_CASE("conv sm80 tf32 and int8", "[conv]") {
   all<std::int8_t, std::int32_t, cfg::sm80_medium, 16>({.pr = q, .beta = 1.f, .seed = 222});
   all<std::int8_t, std::int8_t, cfg::sm80_medium, 1>({.pr = p, .alpha = 0.25f, .seed = 223});
 }
+
+TEST_CASE("conv 1x1 on the CUDA entry's GEMM tiles: fixed operand orders, copy streams, the 128 x 256 tile", "[conv]") {
+  // fprop is A row-major x B column-major (x times w^T), dgrad both row-major (dy times w); with 16-byte
+  // rows each takes the GEMM tiles compiled for its pair (sc::detail::run_one_by_one): skinny (M <= 16),
+  // medium (M <= 128), large, and for fprop with M >= 256, N >= 512 the 128 x 256 tile. Channels
+  // that are not whole 16-byte vectors take the any-layout tiles.
+  using cuda = strata::ops::gemm::detail::platform<strata::ops::gemm::detail::platform_kind::cuda>;
+  const auto both = [](auto ta, auto td, const case_t& c) {
+    using TA = decltype(ta);
+    using TD = decltype(td);
+    check<TA, TD>(sc::kind::fprop, c, one_by_one_launcher<cuda, TA, TD>{});
+    check<TA, TD>(sc::kind::dgrad, c, one_by_one_launcher<cuda, TA, TD>{});
+  };
+  both(bf16{}, bf16{}, {.pr = p2d(2, 9, 8, 40, 72, 1, 1), .beta = 0.5f, .bias = true, .act = act::relu, .seed = 301});
+  both(f16{}, f16{}, {.pr = p2d(1, 5, 7, 24, 40, 1, 1), .bias = true, .seed = 302});
+  both(bf16{}, float{}, {.pr = p2d(1, 3, 5, 16, 56, 1, 1), .beta = 1.f, .seed = 303});
+  both(bf16{}, bf16{}, {.pr = p2d(1, 16, 16, 16, 520, 1, 1), .seed = 304});
+  both(f16{}, f16{}, {.pr = p2d(2, 6, 5, 40, 24, 1, 1), .pixel_pad = 8, .seed = 305});  // pixels one stride apart
+  both(bf16{}, bf16{}, {.pr = p2d(2, 6, 5, 7, 5, 1, 1), .seed = 306});                  // 14-byte rows: any layout
+}

@@ -102,6 +102,21 @@ struct typed_entry_launcher {
   }
 };
 
+/// Launches fprop or dgrad through the 1x1 GEMM path of platform P (sc::detail::run_one_by_one: P's
+/// GEMM configurations, the tiles compiled for the pass's pair of operand orders), run here on the
+/// emulator as P's targets. The case must be a 1x1 pass.
+template <class P, class TA, class TD>
+struct one_by_one_launcher {
+  void operator()(strata::stream& s, sc::kind k, const sc::problem& p, const sc::tensor& a, const sc::tensor& b,
+                  const sc::tensor& d, const sc::options& o) const {
+    REQUIRE(k != sc::kind::wgrad);
+    const bool ran = k == sc::kind::fprop ? sc::detail::run_one_by_one<P, sc::kind::fprop, TA, TD>(s, p, a, b, d, o)
+                                          : sc::detail::run_one_by_one<P, sc::kind::dgrad, TA, TD>(s, p, a, b, d, o);
+    REQUIRE(ran);
+    s.synchronize();
+  }
+};
+
 /// Launches one kernel instantiation K (its epilogue must be the entry's: entry_epilogue<TD> for
 /// fprop and dgrad, wgrad_epilogue<TD> for wgrad), split-K through gemm::reduce_kernel.
 template <class K>

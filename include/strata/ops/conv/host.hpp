@@ -287,6 +287,59 @@ typename entry_epilogue<TD>::params entry_params(const options& o, strides os, s
 
 inline int device_units() { return gemm::detail::device_units(); }
 
+/// The 1x1 fast path of fprop and dgrad: a 1x1x1 filter at stride 1 without padding, groups 1,
+/// channels-last activations whose pixels are one stride apart, maps every pixel to itself, so the
+/// activations are plain matrices (pixels x channels, ld = the pixel stride) and the pass is one GEMM:
+///   fprop  y (P x K)  = x (P x C)  * w^T, w read as a column-major (C x K) matrix (ld C)
+///   dgrad  dx (P x C) = dy (P x K) * w,   w read as a row-major (K x C) matrix (ld C)
+/// The GEMM's (row, column) are the conv kernel's (pixel, channel), so the epilogue is the same. The
+/// configuration is platform P's GEMM choice (gemm::detail::dispatch), with the tiles compiled for the
+/// pass's pair of operand orders (A row-major and B column-major for fprop, both row-major for dgrad)
+/// when every row is 16-byte aligned: on CUDA the copy streams, swizzled stages and, for large fprop
+/// outputs, the 128 x 256 tile (sm_90a, bf16: 2.03-3.16 static instructions per HMMA against 13.28
+/// for the any-layout 128 x 128 tile); on CDNA the register-staged loop with 16-byte fragment reads.
+/// Returns false (nothing launched) when the problem is not such a 1x1 pass. The caller (run) has
+/// checked the arguments.
+template <class P, kind Kind, class TA, class TD>
+bool run_one_by_one(stream& s, const problem& pr, const tensor& a, const tensor& b, const tensor& d, const options& o) {
+  static_assert(Kind != kind::wgrad, "run_one_by_one: fprop and dgrad");
+  const spatial oe = output_extent(pr);
+  const tensor& in_t = Kind == kind::dgrad ? d : a;
+  const tensor& out_t = Kind == kind::fprop ? d : a;
+  const strides ins = strides_of(in_t, pr.input, pr.c), outs = strides_of(out_t, oe, pr.k);
+  const bool one_by_one = pr.filter == spatial{1, 1, 1} && pr.stride == spatial{1, 1, 1} && pr.pad == spatial{0, 0, 0} &&
+                          pr.pad_end == spatial{0, 0, 0} && pr.groups == 1 && ins.c == 1 && outs.c == 1 &&
+                          uniform_pixels(ins, pr.input) && uniform_pixels(outs, oe);
+  if (!one_by_one) return false;
+  using E = entry_epilogue<TD>;
+  const auto ep = entry_params<TD>(o, Kind == kind::fprop ? outs : ins, Kind == kind::fprop ? oe : pr.input,
+                                   Kind == kind::fprop ? pr.k : pr.c);
+  const TA* pa = static_cast<const TA*>(a.data);
+  const TA* pb = static_cast<const TA*>(b.data);
+  TD* pd = static_cast<TD*>(const_cast<void*>(d.data));
+  const std::size_t el = sizeof(TA);
+  const int m = int((long long)pr.n * oe.d * oe.h * oe.w);
+  const long long lda = Kind == kind::fprop ? ins.w : outs.w, ldd = Kind == kind::fprop ? outs.w : ins.w;
+  const int n = Kind == kind::fprop ? pr.k : pr.c, k = Kind == kind::fprop ? pr.c : pr.k;
+  const auto b_layout = Kind == kind::fprop ? gemm::layout::col_major : gemm::layout::row_major;
+  constexpr auto orders = Kind == kind::fprop ? gemm::operand_orders::a_row_b_col : gemm::operand_orders::a_row_b_row;
+  const int units = device_units();
+  const gemm::detail::read_mode rm{.rows16 = gemm::detail::rows_aligned16(pa, lda, el) && gemm::detail::rows_aligned16(pb, pr.c, el),
+                                   .tf32 = o.tf32,
+                                   .orders = orders,
+                                   .wide = gemm::detail::wide_output(m, n, units, 1),
+                                   .few_large_tiles = gemm::detail::few_large_tiles(m, n, units)};
+  gemm::detail::dispatch<P, TA, TD, true, true, orders>(m, [&](auto* tag) {
+    using G0 = std::remove_pointer_t<decltype(tag)>;
+    using G = gemm::kernel<typename G0::target, typename G0::atom, G0::tiles, E, typename G0::order_type, G0::align_bytes,
+                           G0::orders>;
+    const auto p = G::make_params({m, n, k, 1}, {pa, lda, gemm::layout::row_major, 0}, {pb, pr.c, b_layout, 0},
+                                  {pd, ldd, gemm::layout::row_major, 0}, ep);
+    launch(s, G::launch_shape_of(p), G{}, p);
+  }, rm);
+  return true;
+}
+
 template <kind Kind, class TA, class TD>
 void run(stream& s, const roles& r, const problem& pr, const tensor& a, const tensor& b, const tensor& d, const options& o) {
   const spatial oe = output_extent(pr);
@@ -316,30 +369,8 @@ void run(stream& s, const roles& r, const problem& pr, const tensor& a, const te
         return;
       }
     }
-    // The 1x1 fast path: a 1x1x1 filter at stride 1 without padding maps every pixel to itself, so the
-    // activations are plain matrices (pixels x channels, ld = the pixel stride) and the pass is one GEMM:
-    //   fprop  y (P x K)  = x (P x C)  * w^T, w read as a column-major (C x K) matrix (ld C)
-    //   dgrad  dx (P x C) = dy (P x K) * w,   w read as a row-major (K x C) matrix (ld C)
-    // The GEMM's (row, column) are the conv kernel's (pixel, channel), so the epilogue is the same.
-    const bool one_by_one = pr.filter == spatial{1, 1, 1} && pr.stride == spatial{1, 1, 1} &&
-                            pr.pad == spatial{0, 0, 0} && pr.pad_end == spatial{0, 0, 0} && pr.groups == 1 &&
-                            ins.c == 1 && outs.c == 1 && uniform_pixels(ins, pr.input) && uniform_pixels(outs, oe);
-    if (one_by_one) {
-      const int m = int((long long)pr.n * oe.d * oe.h * oe.w);
-      const long long lda = Kind == kind::fprop ? ins.w : outs.w, ldd = Kind == kind::fprop ? outs.w : ins.w;
-      const int n = Kind == kind::fprop ? pr.k : pr.c, k = Kind == kind::fprop ? pr.c : pr.k;
-      const auto b_layout = Kind == kind::fprop ? gemm::layout::col_major : gemm::layout::row_major;
-      const bool rows16 = gemm::detail::rows_aligned16(pa, lda, el) && gemm::detail::rows_aligned16(pb, pr.c, el);
-      gemm::detail::dispatch<gemm::detail::build_platform, TA, TD>(m, [&](auto* tag) {
-        using G0 = std::remove_pointer_t<decltype(tag)>;
-        using G = gemm::kernel<typename G0::target, typename G0::atom, G0::tiles, E, typename G0::order_type,
-                               G0::align_bytes>;
-        const auto p = G::make_params({m, n, k, 1}, {pa, lda, gemm::layout::row_major, 0}, {pb, pr.c, b_layout, 0},
-                                      {pd, ldd, gemm::layout::row_major, 0}, ep);
-        launch(s, G::launch_shape_of(p), G{}, p);
-      }, gemm::detail::read_mode{.rows16 = rows16, .tf32 = o.tf32});
-      return;
-    }
+    // The 1x1 fast path (run_one_by_one): one GEMM on the activations as matrices.
+    if (run_one_by_one<gemm::detail::build_platform, Kind, TA, TD>(s, pr, a, b, d, o)) return;
     // 16-byte gathers: A's channel vectors (x for fprop, dy for dgrad) and the filter rows.
     const bool vec16 = (Kind == kind::fprop ? vectorizable(a, ins, g.c_group, el) : vectorizable(a, outs, g.k_group, el)) &&
                        reinterpret_cast<std::uintptr_t>(b.data) % 16 == 0 && g.c_group % vec == 0;

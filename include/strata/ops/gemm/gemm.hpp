@@ -290,12 +290,26 @@ constexpr shape sm80_shape_for(operand_orders orders) {
 /// (static instructions per HMMA on sm_90a, large 13.28 -> 3.16, medium 23.81 -> 4.38, skinny 44.12
 /// -> 8.75) also take the copy streams and swizzled stages; the other three pairs lose the run-time
 /// selection of copy and ldmatrix forms (test/sass/budgets.txt, `_nn`). Four more kernels per tile
-/// and dtype pair, for strata::gemm only: not under stream-K, whose own kernels stay one per tile,
-/// nor for the grouped entry and the convolution's 1x1 GEMM, which do not instantiate them
-/// (FixedOrders false: the grouped 128 x 128 tile spilled 4 bytes in the a_row_b_col form).
-template <class Target, class TA, class E, shape S, bool FixedOrders, class Fn>
+/// and dtype pair, for strata::gemm: not under stream-K, whose own kernels stay one per tile, nor for
+/// the grouped entry, which does not instantiate them (FixedOrders false: the grouped 128 x 128 tile
+/// spilled 4 bytes in the a_row_b_col form).
+///
+/// Known (not any): the caller's operands always come in that pair of orders and it does not split K
+/// (the convolution's 1x1 GEMMs, conv::detail::run_one_by_one), so only that pair's tiles are
+/// compiled, one more per tile, without split-K forms; other orders or a split take the any-layout
+/// tiles.
+template <class Target, class TA, class E, shape S, bool FixedOrders, operand_orders Known = operand_orders::any, class Fn>
 void sm80_at_alignment(read_mode rm, Fn&& fn) {
-  if constexpr (FixedOrders) {
+  if constexpr (FixedOrders && Known != operand_orders::any) {
+    // Without split-K (the convolution's 1x1 passes never split): the 128 x 128 tile's form without
+    // the serial running sum, whose registers the convolution's epilogue needs (sm_80: the split form
+    // spilled 12 bytes there under the 128-register cap). A local: g++ 12 crashed on the expression
+    // in the template argument list.
+    constexpr bool large = S.tile_m == configs::sm80_large.tile_m && S.tile_n == configs::sm80_large.tile_n;
+    constexpr shape known = large ? configs::sm80_large_no_split : S;
+    if (rm.rows16 && !rm.stream_k && !rm.split && rm.orders == Known)
+      return fn(static_cast<configs::sm80<Target, TA, E, known, 16, Known>*>(nullptr));
+  } else if constexpr (FixedOrders) {
     constexpr shape along_mn = sm80_shape_for<TA, S>(operand_orders::a_row_b_row);  // the three pairs alike
     constexpr shape k_major = sm80_shape_for<TA, S>(operand_orders::a_row_b_col);
     if (rm.rows16 && !rm.stream_k) {
@@ -321,10 +335,13 @@ void sm80_at_alignment(read_mode rm, Fn&& fn) {
 /// fragment reads (gfx940, bf16, 128 x 128: 4.38 static instructions per MFMA in the K loop for A
 /// row-major x B column-major, against 29.56 for the element-aligned any-layout tile; docs/gemm.md).
 /// Five forms of each tile per dtype pair in a HIP build: the element-aligned any-layout one and one
-/// per pair of orders.
-template <class Target, class TA, class E, bool Large, bool FixedOrders, class Fn>
+/// per pair of orders. Known: as sm80_at_alignment.
+template <class Target, class TA, class E, bool Large, bool FixedOrders, operand_orders Known = operand_orders::any, class Fn>
 void cdna_at_orders(read_mode rm, Fn&& fn) {
-  if constexpr (FixedOrders) {
+  if constexpr (FixedOrders && Known != operand_orders::any) {
+    if (rm.rows16 && !rm.stream_k && rm.orders == Known)
+      return fn(static_cast<configs::cdna<Target, TA, E, Large, 16, Known>*>(nullptr));
+  } else if constexpr (FixedOrders) {
     if (rm.rows16 && !rm.stream_k) {
       switch (rm.orders) {
         case operand_orders::a_row_b_col:
@@ -344,15 +361,17 @@ void cdna_at_orders(read_mode rm, Fn&& fn) {
 
 // Picks platform P's configuration for the shape; fn(kernel*) launches it. Tf32 false: options.tf32
 // cannot reach this call (run_grouped), so the TF32 tiles are not even instantiated for it.
-// FixedOrders: the tiles compiled for fixed operand orders may be picked (strata::gemm's own entry).
-template <class P, class TA, class TD, bool Tf32 = true, bool FixedOrders = false, class Fn>
+// FixedOrders: the tiles compiled for fixed operand orders may be picked (strata::gemm's own entry);
+// Known: only those of one pair (sm80_at_alignment).
+template <class P, class TA, class TD, bool Tf32 = true, bool FixedOrders = false, operand_orders Known = operand_orders::any,
+          class Fn>
 void dispatch(int m, Fn&& fn, read_mode rm = {}) {
   using E = entry_epilogue_for<TA, TD>;
   if constexpr (P::kind == platform_kind::cuda) {
     using fp32_fma = configs::fma<arch::sm80, TA, E, configs::fma_sm80>;
     if constexpr (is_fp8<TA>) {
       if (rm.stream_k) sm80_at_alignment<arch::sm90a, TA, E, configs::sm80_medium>(rm.rows16, fn);
-      else sm80_at_alignment<arch::sm90a, TA, E, configs::sm80_skinny, FixedOrders>(rm, fn);
+      else sm80_at_alignment<arch::sm90a, TA, E, configs::sm80_skinny, FixedOrders, Known>(rm, fn);
     } else if constexpr (std::is_same_v<TA, float> && !Tf32) {
       fn(static_cast<fp32_fma*>(nullptr));
     } else {
@@ -361,7 +380,7 @@ void dispatch(int m, Fn&& fn, read_mode rm = {}) {
         if (!rm.tf32) return fn(static_cast<fp32_fma*>(nullptr));
       }
       // Under stream-K the skinny tile spills (nvcc 13, sm_90a): stream-K takes the medium tile there.
-      if constexpr (FixedOrders && sizeof(TA) == 2) {
+      if constexpr (FixedOrders && sizeof(TA) == 2 && (Known == operand_orders::any || Known == operand_orders::a_row_b_col)) {
         // The 128 x 256 tile: fixed orders and 16-byte rows only (its 64 x 64 warp tiles need the
         // ldmatrix path and the copy streams to fit the register file), 16-bit inputs.
         if (rm.wide && rm.rows16 && rm.orders == operand_orders::a_row_b_col && !rm.stream_k)
@@ -371,10 +390,10 @@ void dispatch(int m, Fn&& fn, read_mode rm = {}) {
       // (sm80_large_for): the medium tile.
       const bool large_cannot_split = FixedOrders && rm.split && rm.rows16 && !rm.stream_k &&
                                       rm.orders != operand_orders::any && !sm80_large_for<TA>(rm.orders).split_k;
-      if (m <= 16 && !rm.stream_k) sm80_at_alignment<arch::sm80, TA, E, configs::sm80_skinny, FixedOrders>(rm, fn);
+      if (m <= 16 && !rm.stream_k) sm80_at_alignment<arch::sm80, TA, E, configs::sm80_skinny, FixedOrders, Known>(rm, fn);
       else if (m <= 128 || (rm.few_large_tiles && !rm.stream_k) || large_cannot_split)
-        sm80_at_alignment<arch::sm80, TA, E, configs::sm80_medium, FixedOrders>(rm, fn);
-      else sm80_at_alignment<arch::sm80, TA, E, configs::sm80_large, FixedOrders>(rm, fn);
+        sm80_at_alignment<arch::sm80, TA, E, configs::sm80_medium, FixedOrders, Known>(rm, fn);
+      else sm80_at_alignment<arch::sm80, TA, E, configs::sm80_large, FixedOrders, Known>(rm, fn);
     }
   } else if constexpr (P::kind == platform_kind::hip) {
     // One MFMA descriptor per build (STRATA_GEMM_HIP_TARGET, default gfx942): the int8 instructions
@@ -390,8 +409,8 @@ void dispatch(int m, Fn&& fn, read_mode rm = {}) {
     if (rm.stream_k) {
       if constexpr (is_fp8<TA>) fn(static_cast<configs::cdna<T, TA, E, false>*>(nullptr));
       else fn(static_cast<kernel<T, typename configs::cdna_atom<T, TA, true>::type, configs::cdna_medium, E>*>(nullptr));
-    } else if (m <= 32) cdna_at_orders<T, TA, E, false, FixedOrders>(rm, fn);
-    else cdna_at_orders<T, TA, E, true, FixedOrders>(rm, fn);
+    } else if (m <= 32) cdna_at_orders<T, TA, E, false, FixedOrders, Known>(rm, fn);
+    else cdna_at_orders<T, TA, E, true, FixedOrders, Known>(rm, fn);
   } else {
     // fp8 takes one tile: the emulator has no decode speed to win, and every translation unit that
     // calls strata::gemm compiles the host entry's kernels (CI compile time).
