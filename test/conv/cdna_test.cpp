@@ -56,15 +56,9 @@ TEST_CASE("conv 1x1 on the HIP entry's GEMM tiles: fixed operand orders, B row-m
   // gfx942 tiles compiled for its pair when rows are 16-byte aligned (dgrad's w along N goes into its
   // stage transposed): the 16 x 64 tile for M <= 32, else 128 x 128.
   using hip = strata::ops::gemm::detail::platform<strata::ops::gemm::detail::platform_kind::hip, true>;
-  const auto both = [](auto ta, auto td, const case_t& c) {
-    using TA = decltype(ta);
-    using TD = decltype(td);
-    check<TA, TD>(sc::kind::fprop, c, one_by_one_launcher<hip, TA, TD>{});
-    check<TA, TD>(sc::kind::dgrad, c, one_by_one_launcher<hip, TA, TD>{});
-  };
-  both(bf16{}, bf16{}, {.pr = p2d(2, 9, 8, 40, 72, 1, 1), .beta = 0.5f, .bias = true, .act = act::relu, .seed = 311});
-  both(f16{}, f16{}, {.pr = p2d(1, 3, 5, 24, 40, 1, 1), .bias = true, .seed = 312});
-  both(std::int8_t{}, std::int32_t{}, {.pr = p2d(2, 4, 6, 32, 48, 1, 1), .beta = 1.f, .seed = 313});
-  both(float{}, float{}, {.pr = p2d(1, 7, 6, 12, 20, 1, 1), .seed = 314});
-  both(bf16{}, bf16{}, {.pr = p2d(2, 6, 5, 7, 5, 1, 1), .seed = 315});  // 14-byte rows: any layout
+  check_one_by_one<hip, bf16, bf16>({.pr = p2d(2, 9, 8, 40, 72, 1, 1), .beta = 0.5f, .bias = true, .act = act::relu, .seed = 311});
+  check_one_by_one<hip, f16, f16>({.pr = p2d(1, 3, 5, 24, 40, 1, 1), .bias = true, .seed = 312});
+  check_one_by_one<hip, std::int8_t, std::int32_t>({.pr = p2d(2, 4, 6, 32, 48, 1, 1), .beta = 1.f, .seed = 313});
+  check_one_by_one<hip, float, float>({.pr = p2d(1, 7, 6, 12, 20, 1, 1), .seed = 314});
+  check_one_by_one<hip, bf16, bf16>({.pr = p2d(2, 6, 5, 7, 5, 1, 1), .seed = 315});  // 14-byte rows: any layout
 }

@@ -102,16 +102,10 @@ TEST_CASE("conv 1x1 on the CUDA entry's GEMM tiles: fixed operand orders, copy s
   // medium (M <= 128), large, and for fprop with M >= 256, N >= 512 the 128 x 256 tile. Channels
   // that are not whole 16-byte vectors take the any-layout tiles.
   using cuda = strata::ops::gemm::detail::platform<strata::ops::gemm::detail::platform_kind::cuda>;
-  const auto both = [](auto ta, auto td, const case_t& c) {
-    using TA = decltype(ta);
-    using TD = decltype(td);
-    check<TA, TD>(sc::kind::fprop, c, one_by_one_launcher<cuda, TA, TD>{});
-    check<TA, TD>(sc::kind::dgrad, c, one_by_one_launcher<cuda, TA, TD>{});
-  };
-  both(bf16{}, bf16{}, {.pr = p2d(2, 9, 8, 40, 72, 1, 1), .beta = 0.5f, .bias = true, .act = act::relu, .seed = 301});
-  both(f16{}, f16{}, {.pr = p2d(1, 5, 7, 24, 40, 1, 1), .bias = true, .seed = 302});
-  both(bf16{}, float{}, {.pr = p2d(1, 3, 5, 16, 56, 1, 1), .beta = 1.f, .seed = 303});
-  both(bf16{}, bf16{}, {.pr = p2d(1, 16, 16, 16, 520, 1, 1), .seed = 304});
-  both(f16{}, f16{}, {.pr = p2d(2, 6, 5, 40, 24, 1, 1), .pixel_pad = 8, .seed = 305});  // pixels one stride apart
-  both(bf16{}, bf16{}, {.pr = p2d(2, 6, 5, 7, 5, 1, 1), .seed = 306});                  // 14-byte rows: any layout
+  check_one_by_one<cuda, bf16, bf16>({.pr = p2d(2, 9, 8, 40, 72, 1, 1), .beta = 0.5f, .bias = true, .act = act::relu, .seed = 301});
+  check_one_by_one<cuda, f16, f16>({.pr = p2d(1, 5, 7, 24, 40, 1, 1), .bias = true, .seed = 302});
+  check_one_by_one<cuda, bf16, float>({.pr = p2d(1, 3, 5, 16, 56, 1, 1), .beta = 1.f, .seed = 303});
+  check_one_by_one<cuda, bf16, bf16>({.pr = p2d(1, 16, 16, 16, 520, 1, 1), .seed = 304});
+  check_one_by_one<cuda, f16, f16>({.pr = p2d(2, 6, 5, 40, 24, 1, 1), .pixel_pad = 8, .seed = 305});  // pixels one stride apart
+  check_one_by_one<cuda, bf16, bf16>({.pr = p2d(2, 6, 5, 7, 5, 1, 1), .seed = 306});                  // 14-byte rows: any layout
 }

@@ -268,4 +268,11 @@ double check(sc::kind k, const case_t& c, Launch&& launch, bool tf32 = false) {
   return worst;
 }
 
+/// fprop and dgrad of case c through platform P's 1x1 GEMM path (one_by_one_launcher).
+template <class P, class TA, class TD>
+void check_one_by_one(const case_t& c) {
+  check<TA, TD>(sc::kind::fprop, c, one_by_one_launcher<P, TA, TD>{});
+  check<TA, TD>(sc::kind::dgrad, c, one_by_one_launcher<P, TA, TD>{});
+}
+
 }  // namespace strata_test::conv
