@@ -296,7 +296,7 @@ inline int device_units() { return gemm::detail::device_units(); }
 /// configuration is platform P's GEMM choice (gemm::detail::dispatch), with the tiles compiled for the
 /// pass's pair of operand orders (A row-major and B column-major for fprop, both row-major for dgrad)
 /// when every row is 16-byte aligned: on CUDA the copy streams, swizzled stages and, for large fprop
-/// outputs, the 128 x 256 tile (sm_90a, bf16: 2.03-3.16 static instructions per HMMA against 13.28
+/// outputs, the 128 x 256 tile (sm_90a, bf16: 2.12-3.16 static instructions per HMMA against 13.28
 /// for the any-layout 128 x 128 tile); on CDNA the register-staged loop with 16-byte fragment reads.
 /// Returns false (nothing launched) when the problem is not such a 1x1 pass. The caller (run) has
 /// checked the arguments.
