@@ -75,3 +75,70 @@ TEST_CASE("a kernel that assumes the wrong lane arrangement gets a wrong MFMA pr
   CHECK_FALSE(run_atom<arch::gfx942, mma::cdna3_16x16x32_i32i8, lane_map::swap_halves>(133, 1));
   CHECK_FALSE(run_atom<arch::gfx90a, mma::cdna_32x32x2_f32f32, lane_map::swap_halves>(134, 1));
 }
+
+namespace {
+/// mma::swapped<Atom> against the instruction it runs: its fragments, filled from A and B with its
+/// own tables, are handed to the base atom exchanged (the swapped atom's B as the instruction's A),
+/// the base's product is formed from the base's tables (checked against AMD's calculator in
+/// layout_test.cpp), and D read back with the swapped C table must be A B. Small integers: exact.
+template <class Atom>
+bool swapped_runs_the_base_on_exchanged_fragments(std::uint64_t seed, bool transpose_c = true) {
+  using S = mma::swapped<Atom>;
+  constexpr int M = S::M, N = S::N, K = S::K, L = S::warp_size;
+  std::mt19937_64 g(seed);
+  std::uniform_int_distribution<int> d(-4, 4);
+  float A[M][K], B[K][N];
+  for (auto& r : A)
+    for (auto& x : r) x = static_cast<float>(d(g));
+  for (auto& r : B)
+    for (auto& x : r) x = static_cast<float>(d(g));
+  std::vector<typename S::a_fragment> a(L);
+  std::vector<typename S::b_fragment> b(L);
+  for (int l = 0; l < L; ++l) {
+    for (int v = 0; v < S::a_values; ++v) a[l][v] = typename S::a_type(A[S::a_coord(l, v).row][S::a_coord(l, v).col]);
+    for (int v = 0; v < S::b_values; ++v) b[l][v] = typename S::b_type(B[S::b_coord(l, v).row][S::b_coord(l, v).col]);
+  }
+  // The instruction: its A operand is b's registers, its B operand a's.
+  float IA[Atom::M][Atom::K], IB[Atom::K][Atom::N], ID[Atom::M][Atom::N] = {};
+  for (int l = 0; l < L; ++l) {
+    for (int v = 0; v < Atom::a_values; ++v) IA[Atom::a_coord(l, v).row][Atom::a_coord(l, v).col] = static_cast<float>(b[l][v]);
+    for (int v = 0; v < Atom::b_values; ++v) IB[Atom::b_coord(l, v).row][Atom::b_coord(l, v).col] = static_cast<float>(a[l][v]);
+  }
+  for (int i = 0; i < Atom::M; ++i)
+    for (int j = 0; j < Atom::N; ++j)
+      for (int k = 0; k < K; ++k) ID[i][j] += IA[i][k] * IB[k][j];
+  bool ok = true;
+  for (int l = 0; l < L; ++l)
+    for (int v = 0; v < S::c_values; ++v) {
+      const float got = ID[Atom::c_coord(l, v).row][Atom::c_coord(l, v).col];
+      const mma::coord x = transpose_c ? S::c_coord(l, v) : Atom::c_coord(l, v);
+      float want = 0.f;
+      for (int k = 0; k < K; ++k) want += A[x.row][k] * B[k][x.col];
+      ok = ok && got == want;
+    }
+  return ok;
+}
+}  // namespace
+
+TEST_CASE("mma::swapped: the base MFMA on exchanged fragments gives A B in the transposed C layout", "[mma][cdna]") {
+  CHECK(swapped_runs_the_base_on_exchanged_fragments<mma::cdna_16x16x16_f32bf16>(141));
+  CHECK(swapped_runs_the_base_on_exchanged_fragments<mma::cdna_16x16x16_f32f16>(142));
+  CHECK(swapped_runs_the_base_on_exchanged_fragments<mma::cdna_32x32x8_f32f16>(143));
+  CHECK(swapped_runs_the_base_on_exchanged_fragments<mma::cdna_16x16x4_f32f32>(144));
+  // The base's own C table read as if it were the product's: wrong.
+  CHECK_FALSE(swapped_runs_the_base_on_exchanged_fragments<mma::cdna_16x16x16_f32bf16>(145, false));
+  // Through the emulator's warp collective as well (its tables, all lanes).
+  run_atom<arch::gfx942, mma::swapped<mma::cdna_16x16x16_f32bf16>>(146);
+  run_atom<arch::gfx90a, mma::swapped<mma::cdna_32x32x8_f32f16>>(147, 1);
+}
+
+TEST_CASE("mma::swapped 16x16x16: the accumulator is the A operand, one row per lane", "[mma][cdna]") {
+  using S = mma::swapped<mma::cdna_16x16x16_f32bf16>;
+  STATIC_REQUIRE(mma::c_is_a<S>);
+  STATIC_REQUIRE_FALSE(mma::c_is_a<mma::cdna_16x16x16_f32bf16>);
+  STATIC_REQUIRE(mma::accumulator_rows<S>::count == 1);
+  STATIC_REQUIRE(mma::accumulator_rows<S>::lane_bits == 48);  // the row's lanes: lane % 16 alike
+  STATIC_REQUIRE(S::k_per_lane == 4);
+  // The 32x32x8 C holds 16 rows per lane in 4-row groups: its transpose is not its A (K 8 < N 32).
+  STATIC_REQUIRE_FALSE(mma::c_is_a<mma::swapped<mma::cdna_32x32x8_f32f16>>);
+}

@@ -40,6 +40,11 @@
 
 namespace strata::copy {
 
+/// block_copy_transposed's default row placement: row r becomes column r.
+struct identity_column {
+  STRATA_HOST_DEVICE constexpr int operator()(int r) const { return r; }
+};
+
 template <class T, int Rows, int Cols, std::size_t AlignBytes,
           int VectorBytes = widest_vector_bytes<T, Cols, AlignBytes>, int Threads = 0>
 struct tile_copy {
@@ -85,15 +90,19 @@ struct tile_copy {
   /// element. Consecutive threads take consecutive rows of one vector column, so that a wave's
   /// element stores land on consecutive addresses (no bank conflicts) while its loads still cover
   /// whole rows' 32-byte sectors between the lanes of neighbouring columns.
-  template <class Ctx>
+  /// `column_of(r)` (default: r) places row r at dst column column_of(r) instead: a permutation of
+  /// the rows that a fragment loader reads in another order (attention's V^T on CDNA, forward.hpp).
+  template <class Ctx, class ColumnOf = identity_column>
   STRATA_HOST_DEVICE static void block_copy_transposed(Ctx& ctx, T* dst, int dst_ld, const T* src, long long src_ld,
-                                                       int valid_rows = Rows, int valid_cols = Cols) {
+                                                       int valid_rows = Rows, int valid_cols = Cols,
+                                                       ColumnOf column_of = {}) {
     const auto one = [&](int v) {
       const int r = v % Rows, c = (v / Rows) * elements_per_vector;
       alignas(VectorBytes) T x[elements_per_vector];
       row_atom::template copy_vector<fill::zero>(x, src + r * src_ld + c, valid_in(r, c, valid_rows, valid_cols));
+      const int to = column_of(r);
       STRATA_UNROLL
-      for (int e = 0; e < elements_per_vector; ++e) dst[static_cast<long long>(c + e) * dst_ld + r] = x[e];
+      for (int e = 0; e < elements_per_vector; ++e) dst[static_cast<long long>(c + e) * dst_ld + to] = x[e];
     };
     auto block = ctx.block();
     if constexpr (Threads > 0) {

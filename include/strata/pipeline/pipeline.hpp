@@ -85,11 +85,12 @@ class pipeline {
 
   /// Copies one tile transposed into stage memory: element (r, c) at dst[c * dst_ld + r]
   /// (tile_copy::block_copy_transposed). Synchronous targets only: cp.async moves whole vectors.
-  template <class Tile, class T>
+  /// `column_of(r)`: the column row r lands in (default r; a permutation, see block_copy_transposed).
+  template <class Tile, class T, class ColumnOf = copy::identity_column>
   STRATA_HOST_DEVICE void copy_tile_transposed(T* dst, int dst_ld, const T* src, long long src_ld, int valid_rows = Tile::rows,
-                                               int valid_cols = Tile::cols) {
+                                               int valid_cols = Tile::cols, ColumnOf column_of = {}) {
     static_assert(!asynchronous, "pipeline::copy_tile_transposed: cp.async cannot transpose; only for synchronous targets");
-    Tile::block_copy_transposed(*ctx_, dst, dst_ld, src, src_ld, valid_rows, valid_cols);
+    Tile::block_copy_transposed(*ctx_, dst, dst_ld, src, src_ld, valid_rows, valid_cols, column_of);
   }
 
   /// Gathers one tile into stage memory `dst`: vector (r, c) from src(r, c), zeros where it returns

@@ -70,7 +70,11 @@ template <class Target, class Elem>
   requires((std::is_same_v<Elem, f16> || std::is_same_v<Elem, bf16>) && Target::atoms.has(arch::atom_family::mfma_f16) &&
            !Target::atoms.has(arch::atom_family::mma_sync_f16))
 struct atom_choice<Target, Elem> {
-  using type = mma::cdna_f32_16bit<16, Elem>;  // 16x16x16: 16 query rows per wavefront
+  // 16x16x16, 16 query rows per wavefront, run with its operands exchanged (S^T = K Q^T, mma/swapped.hpp):
+  // its accumulator then holds a row of S per lane in the layout of its A operand (mma::c_is_a), so
+  // P stays in registers as the A of P V, and each lane's row is shared by 4 lanes, not 16 (two
+  // shuffles per row reduction instead of four for each of four rows).
+  using type = mma::swapped<mma::cdna_f32_16bit<16, Elem>>;
 };
 // fp8 e4m3 where the target has fp8 tensor cores: mma.sync m16n8k32 (sm89+), and CDNA3's FNUZ MFMA
 // 16x16x32 reading OCP bytes (mfma_ocp_fp8.hpp: operands prepared, products scaled by 4). Elsewhere
@@ -96,7 +100,7 @@ constexpr float product_scale() {
 }  // namespace detail
 
 /// The MMA atom of both products (S = Q K^T and O = P V): mma.sync m16n8k16 on NVIDIA, MFMA
-/// 16x16x16 on CDNA, scalar FMA otherwise (fp32 everywhere, and every type on the host target).
+/// 16x16x16 (operands exchanged) on CDNA, scalar FMA otherwise (fp32 everywhere, and every type on the host target).
 template <class Target, class Elem>
 using atom_for = typename detail::atom_choice<Target, Elem>::type;
 
@@ -123,13 +127,14 @@ constexpr std::size_t shared_bytes(int block_m, int block_n, int stages, int d, 
 namespace detail {
 /// Whether the forward keeps V transposed in its stages (V^T: each key row of V becomes a column, so
 /// that P V's K -- the keys -- runs along shared memory) and reads P and V^T with mma::vector_fragments
-/// (16-byte LDS reads): the MFMA atoms, whose P goes through shared memory anyway (its C layout is not
-/// its A layout), on targets whose copies are synchronous (CDNA: the copy transposes on its way
-/// through registers; cp.async cannot). Row-major V read along K cost one 2-byte LDS per element per
-/// wave (forward.hpp).
+/// (16-byte LDS reads): the MFMA atoms, on targets whose copies are synchronous (CDNA: the copy
+/// transposes on its way through registers; cp.async cannot). Row-major V read along K cost one 2-byte
+/// LDS per element per wave (forward.hpp). Where P stays in registers (the swapped 16-bit atom) the
+/// keys of V^T are stored in the order the 16-byte reads give them to the product (forward.hpp,
+/// v_column).
 template <class Target, class A>
 constexpr bool v_transposed_for() {
-  return mma::vector_fragment_loadable<A> && !mma::c_is_a<A> && !Target::atoms.has(arch::atom_family::cp_async);
+  return mma::vector_fragment_loadable<A> && !Target::atoms.has(arch::atom_family::cp_async);
 }
 }  // namespace detail
 

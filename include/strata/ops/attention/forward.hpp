@@ -28,8 +28,9 @@
 //          one subtract and one ex2.approx from the logit in log2 units; the rescale factor
 //          alpha = 2^(m_old - m_new) never leaves the registers
 //   O      O = alpha O + P V with the atom. Where the atom's C layout is its A layout (mma.sync
-//          m16n8k16, the FMA atom: mma::c_is_a) P is converted in registers and used directly as the
-//          A operand; elsewhere (MFMA, the 8-bit and tf32 atoms) P goes once through a shared tile
+//          m16n8k16, the FMA atom, MFMA 16x16x16 with its operands exchanged -- S^T = K Q^T,
+//          mma/swapped.hpp: mma::c_is_a) P is converted in registers and used directly as the A
+//          operand; elsewhere (the 8-bit and tf32 atoms) P goes once through a shared tile
 // The epilogue divides by l and writes O and LSE = m ln 2 + log(l), or, for split-KV, fp32 partials
 // that combine.hpp merges. Rows with no visible key (fully masked) give O = 0 and LSE = -inf: the
 // exponent's reference max is 0 while the running max is still -inf, so 2^(-inf - m) is 0 and no
@@ -277,6 +278,34 @@ struct forward_kernel {
     else return 0;
   }
   using pv_frags = std::conditional_t<v_transposed, mma::vector_fragments<atom, WM, pv_cols, KW>, void>;
+  // P in registers and V^T read 16 bytes at a time (the swapped MFMA atom): P's K step kk holds, in
+  // lane group g, the keys kk K + g kl + v of the warp's (S's own columns), but pv_frags reads a lane
+  // group's keys as one run of R = KW / groups: column g R + kk kl + v. So V^T's stages keep key j at
+  // that column (v_column, applied by the copy that transposes V anyway), and each lane's run holds
+  // exactly the values its P multiplies. With P through shared memory the two reads share the map and
+  // V^T keeps the keys in order.
+  static constexpr bool v_keys_in_read_order = p_in_registers && v_transposed;
+  /// The V^T column of key j of a tile (j past the warp's first key kw, KW keys a warp).
+  STRATA_HOST_DEVICE static constexpr int v_column(int j) {
+    if constexpr (v_keys_in_read_order) {
+      const int w0 = j - j % KW, kk = j % KW / atom::K, c = j % atom::K;
+      return w0 + (c / pv_frags::kl) * pv_frags::run + kk * pv_frags::kl + c % pv_frags::kl;
+    } else {
+      return j;
+    }
+  }
+  // The claim above, from the atom's tables: P's value v of K step kk (its A layout, which is its C
+  // layout, c_is_a) is read from V^T's column pv_frags::k_of(lane, kk, v).
+  // (checked in run(), where the class is complete)
+  STRATA_HOST_DEVICE static constexpr bool v_columns_match_reads() {
+    if constexpr (v_keys_in_read_order) {
+      for (int l = 0; l < warp_size; ++l)
+        for (int kk = 0; kk < KW / atom::K; ++kk)
+          for (int v = 0; v < atom::a_values; ++v)
+            if (v_column(kk * atom::K + atom::a_coord(l, v).col) != pv_frags::k_of(l, kk, v)) return false;
+    }
+    return true;
+  }
   static constexpr int ldk = D + pad, ldv = DvB + pad, ldq = D + pad;
 
   struct shared_storage {
@@ -308,6 +337,7 @@ struct forward_kernel {
  private:
   template <class Ctx>
   STRATA_HOST_DEVICE void run(Ctx& ctx, const params& p) const {
+    static_assert(v_columns_match_reads(), "attention: V^T's key columns must be the ones pv_frags reads for P's registers");
     auto& sm = ctx.template shared<shared_storage>();
     // Blocks are whole warps (Cfg.warps of them): the row reductions' shuffles take the constant
     // full-warp mask, no convergence check per tile.
@@ -386,7 +416,9 @@ struct forward_kernel {
     auto pipe = make_pipeline<stages>(ctx);
     // V's rows j0 .. j0 + copy_rows of a tile into stage memory `dst`: rows of ldv, or (V^T) columns.
     auto copy_v = [&](Elem* dst, int j0, const Elem* src, long long src_ld, int valid) {
-      if constexpr (v_transposed) pipe.template copy_tile_transposed<v_copy>(dst + j0, ldvt, src, src_ld, valid, DvB);
+      if constexpr (v_keys_in_read_order)
+        pipe.template copy_tile_transposed<v_copy>(dst, ldvt, src, src_ld, valid, DvB, [j0](int r) { return v_column(j0 + r); });
+      else if constexpr (v_transposed) pipe.template copy_tile_transposed<v_copy>(dst + j0, ldvt, src, src_ld, valid, DvB);
       else pipe.template copy_tile<v_copy>(dst + j0 * ldv, ldv, src, src_ld, valid, DvB);
     };
     // Full: every key of the tile exists (an interior tile, below): no row count to test per copy.
@@ -478,7 +510,9 @@ struct forward_kernel {
     // Only in the kernels whose registers hold both loops' state (the 16-bit mma.sync kernels with P
     // in registers and Q in registers or in the tall tile, without the optional score features): elsewhere the second copy of the
     // loop made the compilers spill (compile check, 2026-12-06: 20-172 B on sm_80 / sm_90a / sm_100a
-    // in the feature, fp8 and staged-Q kernels, 6-94 VGPRs in the MFMA ones).
+    // in the feature, fp8 and staged-Q kernels, 6-94 VGPRs in the MFMA ones). The MFMA kernels with P
+    // in registers (2026-12-08) do not spill with it, but issue more: gfx940 bf16 D 128, interior
+    // loop 11.59 per MFMA against 11.00 for the one loop, 178 VGPRs (two waves per SIMD) against 144.
     constexpr bool interior_form =
         std::is_same_v<MaskMod, no_mask_mod> && !extras && p_in_registers && use_ldmatrix && (!q_in_shared || row_atoms > 1);
     int ti_lo = t_hi, ti_hi = t_hi;
@@ -654,8 +688,15 @@ struct forward_kernel {
         // vector_fragments over all KW keys at once: both in its permuted key order, so the sum over
         // the keys is the same (in another order).
         typename pv_tile::a_fragments pa;
-        pv_frags::load_a(ctx, pa, sm.p + w * WM * ldp, ldp, 0);
-        prepare(pa);
+        if constexpr (p_in_registers) {
+          STRATA_UNROLL
+          for (int i = 0; i < row_atoms; ++i)
+            STRATA_UNROLL
+            for (int kk = 0; kk < KW / atom::K; ++kk) p_fragment(sacc, i, kk, pa.f[i][kk]);
+        } else {
+          pv_frags::load_a(ctx, pa, sm.p + w * WM * ldp, ldp, 0);
+          prepare(pa);
+        }
         STRATA_UNROLL
         for (int op = 0; op < o_parts; ++op)
           STRATA_UNROLL
@@ -678,25 +719,8 @@ struct forward_kernel {
         for (int kk = 0; kk < KW / atom::K; ++kk) {
           typename o_tile::a_fragments pf;
           if constexpr (p_in_registers) {
-            // A value v of this K step is C value v % c_values of the (v / c_values)-th atom of it.
-            constexpr int per_step = atom::K / atom::N;
             STRATA_UNROLL
-            for (int i = 0; i < row_atoms; ++i) {
-              const auto p_at = [&](int v) { return sacc.f[i][kk * per_step + v / atom::c_values].v[v % atom::c_values]; };
-              if constexpr (arch::half_float<Elem> && atom::a_values % 2 == 0 && atom::c_values % 2 == 0) {
-                // Two at a time: one cvt.rn.{f16,bf16}x2.f32 on CUDA (arch/narrow.hpp; a NaN in P makes O
-                // NaN whatever its bits, so the canonical-NaN fix-up of a stored conversion is not needed).
-                STRATA_UNROLL
-                for (int v = 0; v < atom::a_values; v += 2) {
-                  const std::uint32_t two = arch::narrow_pair<Elem>(p_at(v), p_at(v + 1));
-                  pf.f[i][0].v[v] = Elem::from_bits(static_cast<std::uint16_t>(two));
-                  pf.f[i][0].v[v + 1] = Elem::from_bits(static_cast<std::uint16_t>(two >> 16));
-                }
-              } else {
-                STRATA_UNROLL
-                for (int v = 0; v < atom::a_values; ++v) pf.f[i][0].v[v] = static_cast<Elem>(p_at(v));
-              }
-            }
+            for (int i = 0; i < row_atoms; ++i) p_fragment(sacc, i, kk, pf.f[i][0]);
           } else {
             o_tile::template load_a<mma::edges::inside>(ctx, pf, pm, 0, kk * atom::K);
             prepare(pf);
@@ -832,6 +856,28 @@ struct forward_kernel {
     if constexpr (mma::has_operand_prepare<atom>)
       for (auto& row : x.f)
         for (auto& f : row) atom::prepare(f);
+  }
+
+  // K step kk of P for O += P V, rows of atom i, from the softmax's registers (p_in_registers: the
+  // atom's C layout is its A layout, mma::c_is_a): A value v is C value v % c_values of S atom
+  // kk (K / N) + v / c_values, converted to Elem.
+  STRATA_HOST_DEVICE STRATA_FORCEINLINE static void p_fragment(const typename s_tile::accumulator& sacc, int i, int kk,
+                                                               typename atom::a_fragment& f) {
+    constexpr int per_step = atom::K / atom::N;
+    const auto p_at = [&](int v) { return sacc.f[i][kk * per_step + v / atom::c_values].v[v % atom::c_values]; };
+    if constexpr (arch::half_float<Elem> && atom::a_values % 2 == 0 && atom::c_values % 2 == 0) {
+      // Two at a time: one cvt.rn.{f16,bf16}x2.f32 on CUDA (arch/narrow.hpp; a NaN in P makes O NaN
+      // whatever its bits, so the canonical-NaN fix-up of a stored conversion is not needed).
+      STRATA_UNROLL
+      for (int v = 0; v < atom::a_values; v += 2) {
+        const std::uint32_t two = arch::narrow_pair<Elem>(p_at(v), p_at(v + 1));
+        f.v[v] = Elem::from_bits(static_cast<std::uint16_t>(two));
+        f.v[v + 1] = Elem::from_bits(static_cast<std::uint16_t>(two >> 16));
+      }
+    } else {
+      STRATA_UNROLL
+      for (int v = 0; v < atom::a_values; ++v) f.v[v] = static_cast<Elem>(p_at(v));
+    }
   }
 
   // fn(value, x, slot) for each O accumulator value of this lane: x its place in the order (column
