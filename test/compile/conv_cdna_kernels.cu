@@ -17,6 +17,10 @@
 // compiled for the pass's operand orders: fprop A row-major x B column-major, dgrad both row-major
 // (w written into its stage transposed).
 // compile-expect-kernels gfx.*: conv_1x1_fprop_bf16_kernel conv_1x1_dgrad_bf16_kernel
+// fprop with 16-byte gathers (channels-last, channels per group a multiple of the vector): the A
+// row-major x B column-major tile with its K loop staged through registers (conv::kernel::
+// register_staged_fprop), for every input type the entry takes.
+// compile-expect-kernels gfx.*: conv_fprop16_bf16_kernel conv_fprop16_f16_kernel conv_fprop16_i8_kernel conv_fprop16_f32_kernel
 // compile-expect-code gfx.*: bf16 MFMA 32x32 = v_mfma_f32_32x32x8_?bf16
 // compile-expect-code gfx.*: int8 MFMA = v_mfma_i32_32x32x(8|16)_?i8
 // compile-expect-code gfx.*: f32 MFMA = v_mfma_f32_32x32x2_?f32
@@ -62,6 +66,18 @@ template <int>
 struct conv_1x1_dgrad_bf16_kernel
     : cf::cdna<target, strata::bf16, E<strata::bf16>, true, 16, strata::ops::gemm::operand_orders::a_row_b_row> {};
 
+template <class T, class TD>
+using fprop16 = sc::kernel<sc::kind::fprop, target, atom<T>, sizeof(T) == 4 ? cf::cdna_large_f32 : cf::cdna_large, E<TD>,
+                           strata::order::default_for<target>, 16, strata::ops::gemm::operand_orders::a_row_b_col>;
+template <int>
+struct conv_fprop16_bf16_kernel : fprop16<strata::bf16, strata::bf16> {};
+template <int>
+struct conv_fprop16_f16_kernel : fprop16<strata::f16, strata::f16> {};
+template <int>
+struct conv_fprop16_i8_kernel : fprop16<std::int8_t, std::int32_t> {};
+template <int>
+struct conv_fprop16_f32_kernel : fprop16<float, float> {};
+
 template <class K>
 void launch_one(strata::stream& s) {
   const typename K::params p{};
@@ -80,5 +96,9 @@ void strata_compile_instantiate_conv_cdna(strata::stream& s) {
   launch_one<conv_fprop_f32_kernel<0>>(s);
   launch_one<conv_1x1_fprop_bf16_kernel<0>>(s);
   launch_one<conv_1x1_dgrad_bf16_kernel<0>>(s);
+  launch_one<conv_fprop16_bf16_kernel<0>>(s);
+  launch_one<conv_fprop16_f16_kernel<0>>(s);
+  launch_one<conv_fprop16_i8_kernel<0>>(s);
+  launch_one<conv_fprop16_f32_kernel<0>>(s);
 }
 #endif

@@ -21,7 +21,51 @@ using cdna_kernel =
     sc::kernel<Kind, Target, typename cfg::cdna_atom<Target, TA, true>::type,
                sizeof(TA) == 4 ? cfg::cdna_large_f32 : cfg::cdna_large,
                std::conditional_t<Kind == sc::kind::wgrad, sc::detail::wgrad_epilogue<TD>, sc::detail::entry_epilogue<TD>>>;
+/// fprop with 16-byte gathers as the HIP entry runs it: the A row-major x B column-major tile, its
+/// K loop staged through registers (conv::kernel::register_staged_fprop).
+template <class Target, class TA, class TD>
+using cdna_fprop16 =
+    sc::kernel<sc::kind::fprop, Target, typename cfg::cdna_atom<Target, TA, true>::type,
+               sizeof(TA) == 4 ? cfg::cdna_large_f32 : cfg::cdna_large, sc::detail::entry_epilogue<TD>,
+               strata::order::default_for<Target>, 16, strata::ops::gemm::operand_orders::a_row_b_col>;
 }  // namespace
+
+TEST_CASE("conv fprop on CDNA through its gather streams staged in registers: 3D, dilation, K residue, edges", "[conv]") {
+  // As sm80_test.cpp's stream cases: channels per group below, at and above tile_k (taps wrapping
+  // inside one K step, on its edge, every few steps), K not a multiple of tile_k (the residue step
+  // first), padding on every side, strides, dilation, depth, groups, padded pixel strides, M and N edges.
+  using K = cdna_fprop16<arch::gfx942, bf16, bf16>;
+  static_assert(K::fprop_register_streams && K::gemm_kernel::use_vector_fragments && K::gemm_kernel::swizzled_stages);
+  sc::problem a{.n = 2, .c = 8, .k = 20, .input = {3, 5, 6}, .filter = {2, 3, 3}};  // K = 144: a residue of 16
+  a.pad = {1, 1, 0};
+  a.pad_end = {0, 1, 2};
+  a.stride = {1, 2, 1};
+  a.dilation = {2, 1, 2};
+  check<bf16, bf16>(sc::kind::fprop, {.pr = a, .beta = 0.5f, .bias = true, .act = act::relu, .seed = 331}, kernel_launcher<K>{});
+  sc::problem b = p2d(3, 11, 10, 96, 72, 3, 3);  // C 96: three K steps per tap
+  b.pad = b.pad_end = {0, 1, 1};
+  b.groups = 2;
+  check<bf16, bf16>(sc::kind::fprop, {.pr = b, .pixel_pad = 8, .seed = 332}, kernel_launcher<K>{});
+  sc::problem c = p2d(1, 13, 3, 40, 130, 2, 1);  // C 40: taps straddling K steps; N = 130 past a tile
+  c.stride = {1, 3, 1};
+  c.pad = {0, 2, 0};
+  check<bf16, bf16>(sc::kind::fprop, {.pr = c, .seed = 333}, kernel_launcher<K>{});
+  check<f16, float>(sc::kind::fprop, {.pr = c, .bias = true, .seed = 334}, kernel_launcher<cdna_fprop16<arch::gfx90a, f16, float>>{});
+  sc::problem one = p2d(1, 1, 1, 8, 8, 1, 1);  // one pixel, one K step of 8
+  check<bf16, bf16>(sc::kind::fprop, {.pr = one, .seed = 335}, kernel_launcher<K>{});
+  // int8 (16-channel vectors) on both CDNA generations' atoms, fp32 on the f32 MFMA (4-channel vectors).
+  sc::problem q = p2d(2, 6, 7, 48, 24, 3, 3);  // K = 432: a residue of 16 past 13 steps of 32
+  q.pad = q.pad_end = {0, 1, 1};
+  check<std::int8_t, std::int32_t>(sc::kind::fprop, {.pr = q, .beta = 1.f, .seed = 336},
+                                   kernel_launcher<cdna_fprop16<arch::gfx942, std::int8_t, std::int32_t>>{});
+  check<std::int8_t, std::int32_t>(sc::kind::fprop, {.pr = q, .seed = 337},
+                                   kernel_launcher<cdna_fprop16<arch::gfx90a, std::int8_t, std::int32_t>>{});
+  sc::problem f = p2d(1, 5, 9, 12, 10, 3, 2);  // K = 72 over tile_k 16: a residue of 8
+  f.stride = {1, 1, 2};
+  f.pad = {0, 1, 0};
+  check<float, float>(sc::kind::fprop, {.pr = f, .bias = true, .act = act::silu, .seed = 338},
+                      kernel_launcher<cdna_fprop16<arch::gfx942, float, float>>{});
+}
 
 TEST_CASE("conv gfx942 MFMA bf16: fprop, dgrad, wgrad", "[conv]") {
   const sc::problem p{.n = 2, .c = 6, .k = 10, .input = {1, 5, 7}, .filter = {1, 3, 3}, .stride = {1, 1, 2},

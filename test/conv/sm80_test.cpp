@@ -84,6 +84,13 @@ TEST_CASE("conv sm80 fprop through its gather streams: 3D, dilation, wide channe
   check<bf16, bf16>(sc::kind::fprop, {.pr = c, .seed = 234}, kernel_launcher<KM>{});
   sc::problem one = p2d(1, 1, 1, 8, 8, 1, 1);  // one pixel, one K step of 8
   check<bf16, bf16>(sc::kind::fprop, {.pr = one, .seed = 235}, kernel_launcher<KM>{});
+  // The streams into XOR-swizzled stages (the GEMM tile compiled for fprop's operand orders; the CUDA
+  // entry keeps the padded stages, which issue fewer instructions there, and CDNA runs this layout).
+  using KS = sc::kernel<sc::kind::fprop, arch::sm80, cfg::sm80_atom<bf16>::type, cfg::sm80_large, sc::detail::entry_epilogue<bf16>,
+                        strata::order::default_for<arch::sm80>, 16, strata::ops::gemm::operand_orders::a_row_b_col>;
+  static_assert(KS::fprop_streams && KS::gemm_kernel::swizzled_stages);
+  check<bf16, bf16>(sc::kind::fprop, {.pr = a, .bias = true, .seed = 236}, kernel_launcher<KS>{});
+  check<bf16, bf16>(sc::kind::fprop, {.pr = c, .seed = 237}, kernel_launcher<KS>{});
 }
 
 TEST_CASE("conv sm80 tf32 and int8", "[conv]") {

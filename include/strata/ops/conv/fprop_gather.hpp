@@ -23,14 +23,18 @@
 //     inside the input (three unsigned compares); else it is zero-filled and nothing is read.
 // Requirements (the 16-byte instantiation's, checked by the host entry): channels contiguous (stride 1)
 // and the group's channels a multiple of the vector, so that a vector never straddles two taps;
-// Tile's Threads the block's thread count, a multiple of its vectors per row; cp.async.
+// Tile's Threads the block's thread count, a multiple of its vectors per row. copy_async() needs
+// cp.async; targets without it stage each K step through registers (load(), store(): CDNA, gemm::kernel's
+// register-staged loop).
 #pragma once
 
 #include <cstdint>
 
 #include "strata/config/config.hpp"
 #include "strata/copy/cp_async.hpp"
+#include "strata/copy/detail/vector_types.hpp"
 #include "strata/copy/tile.hpp"
+#include "strata/tensor/swizzle.hpp"
 #include "strata/ops/conv/types.hpp"
 
 namespace strata::ops::conv {
@@ -49,7 +53,8 @@ class fprop_a_stream {
   /// `x` is the input; the group's GEMM has `pixels` rows (M) and `k` columns (taps x C_g).
   template <class Ctx>
   STRATA_HOST_DEVICE fprop_a_stream(Ctx& ctx, const geometry& g, int pixels, int k, const T* x, int group, int m0, int kt)
-      : x_(x), g_(&g) {
+      : x_(x), g_(&g), extent_{static_cast<unsigned>(g.in.extent.d), static_cast<unsigned>(g.in.extent.h),
+                                static_cast<unsigned>(g.in.extent.w)} {
     const unsigned u = static_cast<unsigned>(ctx.block().thread_rank());
     Tile::require_threads(ctx, "conv::fprop_a_stream");
     const int row0 = static_cast<int>(u / Tile::vectors_per_row);
@@ -79,21 +84,62 @@ class fprop_a_stream {
   }
 
   /// Issues this thread's cp.async copies of the current K step into `dst`, a row-major stage of
-  /// DstLd elements per row; the caller commits and waits (strata::pipeline).
-  template <int DstLd, class Ctx>
+  /// DstLd elements per row whose element offsets go through Swizzle (tensor/swizzle.hpp: the GEMM's
+  /// stage_swizzle); the caller commits and waits (strata::pipeline).
+  template <int DstLd, class Swizzle = no_swizzle, class Ctx>
   STRATA_HOST_DEVICE STRATA_FORCEINLINE void copy_async(Ctx& ctx, T* dst) const {
-    T* base = dst + row0_ * DstLd + col0_;
+    T* base = dst + destination<DstLd, Swizzle>();
     const bool column = k_left_ > 0;
     STRATA_UNROLL
     for (int i = 0; i < per_thread; ++i) {
-      if (!even && !(i + 1 < per_thread || row0_ + i * row_step < Tile::rows)) continue;
-      // Inside the input: 0 <= origin + f x dilation < extent, as one unsigned compare per axis.
-      const bool inside = static_cast<unsigned>(origin_[0][i] + shift_[0]) < static_cast<unsigned>(g_->in.extent.d) &&
-                          static_cast<unsigned>(origin_[1][i] + shift_[1]) < static_cast<unsigned>(g_->in.extent.h) &&
-                          static_cast<unsigned>(origin_[2][i] + shift_[2]) < static_cast<unsigned>(g_->in.extent.w);
-      const bool read = live_[i] && column && inside;
+      if (!has(i)) continue;
+      const bool read = reads(i, column);
       // A vector not read names the tensor's base (a readable address; ignore-src never reads it).
       copy::cp_async_if<Tile::vector_bytes>(ctx, read, base + i * row_step * DstLd, read ? x_ + offset_[i] + column_offset_ : x_);
+    }
+  }
+
+  /// This thread's vectors of one K step in registers (targets without cp.async: load() before the
+  /// current stage's products, store() after them, as copy::tile_stream's).
+  struct staged {
+    copy::detail::raw_vector<Tile::vector_bytes> v[per_thread];
+  };
+
+  /// Issues this thread's global loads of the current K step into `r`; a vector that is not read
+  /// (padding, past M or K) is zero.
+  template <class Ctx>
+  STRATA_HOST_DEVICE STRATA_FORCEINLINE void load(Ctx& ctx, staged& r) const {
+    (void)ctx;
+    const bool column = k_left_ > 0;
+    STRATA_UNROLL
+    for (int i = 0; i < per_thread; ++i) {
+      if (!has(i)) continue;
+      // The address is always readable (the tensor's base when the vector is not read), and the
+      // select comes after the load: no branch around it.
+      const bool read = reads_branch_free(i, column);
+      const auto w = copy::detail::load_raw<Tile::vector_bytes>(read ? x_ + offset_[i] + column_offset_ : x_);
+      r.v[i] = read ? w : copy::detail::raw_vector<Tile::vector_bytes>{};
+    }
+  }
+
+  /// Writes registers loaded by load() into `dst` (as copy_async's destination).
+  template <int DstLd, class Swizzle = no_swizzle, class Ctx>
+  STRATA_HOST_DEVICE STRATA_FORCEINLINE void store(Ctx& ctx, const staged& r, T* dst) const {
+    T* base = dst + destination<DstLd, Swizzle>();
+    if constexpr (Ctx::emulated) {
+      // Counted as the copy's shared-memory writes (the launch statistics), as tile_stream's.
+      auto& t = ctx.emulated_thread();
+      [[maybe_unused]] auto counted = enter_counted_atom(t);
+      for (int i = 0; i < per_thread; ++i)
+        if (has(i)) {
+          count_fragment_access(t, true, base + i * row_step * DstLd, Tile::vector_bytes);
+          copy::detail::store_raw<Tile::vector_bytes>(base + i * row_step * DstLd, r.v[i]);
+        }
+    } else {
+      (void)ctx;
+      STRATA_UNROLL
+      for (int i = 0; i < per_thread; ++i)
+        if (has(i)) copy::detail::store_raw<Tile::vector_bytes>(base + i * row_step * DstLd, r.v[i]);
     }
   }
 
@@ -130,8 +176,42 @@ class fprop_a_stream {
                      (long long)c_ * g_->in_stride_c;
   }
 
+  /// Whether vector i is one of the tile's (the last ones of an uneven share are not).
+  STRATA_HOST_DEVICE STRATA_FORCEINLINE bool has(int i) const {
+    return even || i + 1 < per_thread || row0_ + i * row_step < Tile::rows;
+  }
+  /// Whether vector i is read this K step: its row is a pixel, its column in K (`column`), and its
+  /// input position inside the input: 0 <= origin + f x dilation < extent, one unsigned compare per axis.
+  /// Two spellings of the one test, each the cheaper for its path (static instructions per K step):
+  /// copy_async (nvcc, sm_90a) short-circuits and reads the extents from the kernel's parameters,
+  /// which SASS takes as constant-bank operands (bitwise with held extents: 2 registers and 1
+  /// instruction more); load (clang, gfx940) is bitwise on held extents, where clang made each && a
+  /// branch around the next compare and reloaded each extent from the parameters per vector (177 ->
+  /// 152 per 16 MFMA).
+  STRATA_HOST_DEVICE STRATA_FORCEINLINE bool reads(int i, bool column) const {
+    const bool inside = static_cast<unsigned>(origin_[0][i] + shift_[0]) < static_cast<unsigned>(g_->in.extent.d) &&
+                        static_cast<unsigned>(origin_[1][i] + shift_[1]) < static_cast<unsigned>(g_->in.extent.h) &&
+                        static_cast<unsigned>(origin_[2][i] + shift_[2]) < static_cast<unsigned>(g_->in.extent.w);
+    return live_[i] && column && inside;
+  }
+  STRATA_HOST_DEVICE STRATA_FORCEINLINE bool reads_branch_free(int i, bool column) const {
+    const bool inside = (static_cast<unsigned>(origin_[0][i] + shift_[0]) < extent_[0]) &
+                        (static_cast<unsigned>(origin_[1][i] + shift_[1]) < extent_[1]) &
+                        (static_cast<unsigned>(origin_[2][i] + shift_[2]) < extent_[2]);
+    return live_[i] & column & inside;
+  }
+  /// This thread's first vector's offset in a stage of DstLd-element rows through Swizzle; its other
+  /// vectors are row_step rows further, whole swizzle periods (so the swizzle is applied once).
+  template <int DstLd, class Swizzle>
+  STRATA_HOST_DEVICE STRATA_FORCEINLINE int destination() const {
+    static_assert((static_cast<long long>(row_step) * DstLd) % Swizzle::period == 0 || per_thread == 1,
+                  "fprop_a_stream: a thread's rows must be whole swizzle periods apart in the stage");
+    return static_cast<int>(Swizzle{}(row0_ * DstLd + col0_));
+  }
+
   const T* x_;
   const geometry* g_;
+  unsigned extent_[3];             // the input's extents (d, h, w), for reads_branch_free
   long long offset_[per_thread];  // row i's pixel at the filter origin, channel 0 of the group
   int origin_[3][per_thread];     // row i's input position at the filter origin (d, h, w)
   bool live_[per_thread];         // row i is an output pixel (< M)

@@ -92,6 +92,9 @@ void dispatch(int m, bool vec16, bool tf32, Fn&& fn) {
     if (!tf32) return fn(static_cast<kernel<Kind, arch::sm80, mma::fma_atom<float, float, 32>, cf::fma_default, E>*>(nullptr));
   }
   using atom = typename cf::sm80_atom<TA>::type;
+  // (fprop's kernel already knows its operand orders at compile time: one ldmatrix form. The GEMM tile
+  // compiled for them, with XOR-swizzled stages, took the K loop from 6.97 to 7.66 static instructions
+  // per HMMA on sm_90a, 2026-12-08: the padded stages stay.)
   const auto pick = [&](auto shape_tag) {
     constexpr gemm::shape S = decltype(shape_tag)::value;
     if (vec16) fn(static_cast<kernel<Kind, arch::sm80, atom, S, E, order::default_for<arch::sm80>, 16>*>(nullptr));
@@ -102,10 +105,18 @@ void dispatch(int m, bool vec16, bool tf32, Fn&& fn) {
 #elif STRATA_BACKEND_HIP
   // MFMA for every input type; fp32 on the f32 MFMA (full fp32 products) with its shallower tile.
   using T = arch::STRATA_GEMM_HIP_TARGET;
-  (void)vec16, (void)tf32;
+  (void)tf32;
   using atom = typename cf::cdna_atom<T, TA, true>::type;
-  fn(static_cast<kernel<Kind, T, atom, sizeof(TA) == 4 ? cf::cdna_large_f32 : cf::cdna_large, E>*>(nullptr));
-  (void)m;
+  constexpr gemm::shape S = sizeof(TA) == 4 ? cf::cdna_large_f32 : cf::cdna_large;
+  // fprop with 16-byte gathers: the register-staged loop of the GEMM's A row-major x B column-major
+  // tile (16-byte loads in flight during the MFMAs, swizzled stages, 16-byte fragment reads), where
+  // the element-wise tile reads every operand element with its own 1-4 byte load.
+  if constexpr (Kind == kind::fprop) {
+    if (vec16)
+      return fn(static_cast<kernel<Kind, T, atom, S, E, order::default_for<T>, 16, gemm::operand_orders::a_row_b_col>*>(nullptr));
+  }
+  fn(static_cast<kernel<Kind, T, atom, S, E>*>(nullptr));
+  (void)m, (void)vec16;
 #else
   (void)vec16, (void)tf32;
   using atom = mma::fma_atom<TA, cf::fma_acc<TA>, 32>;

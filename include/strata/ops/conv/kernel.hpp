@@ -61,9 +61,14 @@ constexpr gemm::problem gemm_size(const geometry& g) {
 }
 
 template <kind Kind, class Target, class Atom, gemm::shape S, class Epilogue, class Order = order::default_for<Target>,
-          std::size_t AlignBytes = sizeof(typename Atom::a_type)>
+          std::size_t AlignBytes = sizeof(typename Atom::a_type), gemm::operand_orders Orders = gemm::operand_orders::any>
 struct kernel {
-  using gemm_kernel = gemm::kernel<Target, Atom, S, Epilogue, Order, AlignBytes>;
+  using gemm_kernel = gemm::kernel<Target, Atom, S, Epilogue, Order, AlignBytes, Orders>;
+  // Fixed operand orders (the host entry's 16-byte fprop): x's rows and the filter's both run along K
+  // (A row-major, B column-major), so the GEMM's mainloop for that pair serves: one ldmatrix form,
+  // XOR-swizzled stages, and on CDNA the register-staged loop with 16-byte fragment reads.
+  static_assert(Orders == gemm::operand_orders::any || (Kind == kind::fprop && Orders == gemm::operand_orders::a_row_b_col),
+                "conv::kernel: fixed operand orders are fprop's: x along K (A row-major), the filter along K (B column-major)");
   using target = Target;
   using atom = Atom;
   using epilogue_type = Epilogue;
@@ -162,6 +167,14 @@ struct kernel {
                                         a_stream_tile::vector_bytes >= 4 && b_stream_tile::vector_bytes >= 4 &&
                                         threads % a_stream_tile::vectors_per_row == 0 &&
                                         threads % b_stream_tile::vectors_per_row == 0;
+  // The same streams staged through registers on targets without cp.async (CDNA), with the fixed
+  // orders' tile: gemm_kernel::register_staged_run (loads of the next K step in flight during this
+  // one's MFMAs, 16-byte LDS writes to XOR-swizzled stages, 16-byte fragment reads).
+  static constexpr bool fprop_register_streams = Kind == kind::fprop && gemm_kernel::use_register_streams &&
+                                                 gemm_kernel::k_major_orders;
+  static_assert(Orders == gemm::operand_orders::any || fprop_streams || fprop_register_streams,
+                "conv::kernel: fixed orders need fprop's streams (16-byte gathers: AlignBytes 16)");
+  using stage_swizzle = typename gemm_kernel::stage_swizzle;
 
   /// The mainloop with this kind's gathers (gemm_kernel::mainloop does the rest).
   template <class Ctx>
@@ -170,6 +183,10 @@ struct kernel {
     const int m0 = int(t.m) * S.tile_m, n0 = int(t.n) * S.tile_n;
     const geometry& g = p.g;
     constexpr bool a_row = Kind != kind::wgrad, b_row = Kind != kind::fprop;
+    if constexpr (fprop_register_streams) {
+      register_staged_fprop(ctx, p, group, m0, n0, kt_begin, kt_end, acc);
+      return;
+    }
     if constexpr (fprop_streams) {
       fprop_a_stream<ta, a_stream_tile> sa(ctx, g, p.size.m, p.size.k, p.a, group, m0, kt_begin);
       const tb* w = p.b + ((long long)group * g.k_group + n0) * g.filter_row() + (long long)kt_begin * S.tile_k;
@@ -177,11 +194,11 @@ struct kernel {
       const bool k_residue = p.size.k % S.tile_k != 0;
       // The K steps are loaded in order, one call each (the pipeline's prologue, then its loop).
       gemm_kernel::mainloop(ctx, kt_begin, kt_end, a_row, b_row, acc, [&](auto&, shared_storage& smem, int st, int kt) {
-        sa.template copy_async<gemm_kernel::lda_row>(ctx, smem.a[st]);
+        sa.template copy_async<gemm_kernel::lda_row, stage_swizzle>(ctx, smem.a[st]);
         if (k_residue && kt + 1 == p.k_tiles)
-          sb.template copy_async_partial<gemm_kernel::ldb_col>(ctx, smem.b[st], p.size.k - kt * S.tile_k);
+          sb.template copy_async_partial<gemm_kernel::ldb_col, stage_swizzle>(ctx, smem.b[st], p.size.k - kt * S.tile_k);
         else
-          sb.template copy_async<gemm_kernel::ldb_col>(ctx, smem.b[st]);
+          sb.template copy_async<gemm_kernel::ldb_col, stage_swizzle>(ctx, smem.b[st]);
         sa.advance();
         sb.advance();
       });
@@ -210,6 +227,50 @@ struct kernel {
             smem.b[st], gemm_kernel::ldb_row, p.b, [&](int r, int c) { return wgrad_b(p, group, k0 + r, n0 + c); });
       }
     });
+  }
+
+  /// fprop's K loop on CDNA (fprop_register_streams): the gather stream of x and the filter's stream
+  /// staged through registers. The K residue, when this range ends in it, goes first (its own streams
+  /// at the last K step: the filter's read zero past K, x's gather zero-fills past K by itself), then
+  /// the full steps in order, as the GEMM's register-staged loop sums them.
+  template <class Ctx>
+  STRATA_HOST_DEVICE void register_staged_fprop(Ctx& ctx, const params& p, int group, int m0, int n0, int kt_begin, int kt_end,
+                                                typename warp_tile::accumulator& acc) const {
+    acc.fill(acc_type(0));
+    if (kt_begin >= kt_end) return;
+    using a_stream = fprop_a_stream<ta, a_stream_tile>;
+    using b_stream = copy::tile_stream<b_stream_tile>;
+    const geometry& g = p.g;
+    auto& smem = ctx.template shared<shared_storage>();
+    const int warp = ctx.warp().index();
+    const tb* w = p.b + ((long long)group * g.k_group + n0) * g.filter_row();
+    a_stream sa(ctx, g, p.size.m, p.size.k, p.a, group, m0, kt_begin);
+    b_stream sb(ctx, w + (long long)kt_begin * S.tile_k, g.filter_row(), p.size.n - n0);
+    typename a_stream::staged ra;
+    typename b_stream::staged rb;
+    const auto next = [&] {
+      sa.load(ctx, ra);
+      sb.load(ctx, rb);
+      sa.advance();
+      sb.advance();
+    };
+    const auto first = [&] {
+      if (kt_end == p.k_tiles && p.size.k % S.tile_k != 0) {
+        const int kr = kt_end - 1;
+        const a_stream last_a(ctx, g, p.size.m, p.size.k, p.a, group, m0, kr);
+        last_a.load(ctx, ra);
+        const b_stream last_b(ctx, w + (long long)kr * S.tile_k, g.filter_row(), p.size.n - n0);
+        last_b.load_partial(ctx, rb, p.size.k - kr * S.tile_k);
+      } else {
+        next();
+      }
+    };
+    gemm_kernel::register_staged_run(ctx, warp, kt_end - kt_begin, first, next,
+                                     [&](int st) {
+                                       sa.template store<gemm_kernel::lda_row, stage_swizzle>(ctx, ra, smem.a[st]);
+                                       sb.template store<gemm_kernel::ldb_col, stage_swizzle>(ctx, rb, smem.b[st]);
+                                     },
+                                     acc);
   }
 
   // ---- the gathers: the address of GEMM element (row, col)'s vector, nullptr for a zero -------------

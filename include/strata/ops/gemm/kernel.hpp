@@ -703,7 +703,6 @@ struct kernel {
                                                 typename warp_tile::accumulator& acc) const {
     auto& smem = ctx.template shared<shared_storage>();
     const int warp = ctx.warp().index();
-    const int wm = warp / S.warps_n, wn = warp % S.warps_n;
     const bool residue = kt_end == p.k_tiles && p.size.k % S.tile_k != 0;
     typename SA::staged ra;
     typename SB::staged rb;
@@ -719,42 +718,65 @@ struct kernel {
       if constexpr (transpose_b) sb.advance((long long)S.tile_k * p.b.ld);
       else sb.advance();
     };
-    if (residue) {
-      // The partial last K step first, zero past K: a K-major operand through a stream of its own (the
-      // stage layout is the streams', swizzled), a transposed one from its stream at an offset.
-      const int kr = (kt_end - 1) * S.tile_k, k_left = p.size.k - kr;
-      const long long k_ahead = kr - (long long)kt_begin * S.tile_k;
-      if constexpr (transpose_a) {
-        sa.load_rows(ctx, ra, k_left, k_ahead * p.a.ld);
+    // The first stage: the partial last K step when the range ends in it, else the first full one.
+    const auto first = [&] {
+      if (residue) {
+        // The partial last K step first, zero past K: a K-major operand through a stream of its own (the
+        // stage layout is the streams', swizzled), a transposed one from its stream at an offset.
+        const int kr = (kt_end - 1) * S.tile_k, k_left = p.size.k - kr;
+        const long long k_ahead = kr - (long long)kt_begin * S.tile_k;
+        if constexpr (transpose_a) {
+          sa.load_rows(ctx, ra, k_left, k_ahead * p.a.ld);
+        } else {
+          const auto last_a = operand_stream<SA, true>(ctx, a, p.a.ld, m0, kr, p.size.m - m0);
+          last_a.load_partial(ctx, ra, k_left);
+        }
+        if constexpr (transpose_b) {
+          sb.load_rows(ctx, rb, k_left, k_ahead * p.b.ld);
+        } else {
+          const auto last_b = operand_stream<SB, true>(ctx, b, p.b.ld, n0, kr, p.size.n - n0);
+          last_b.load_partial(ctx, rb, k_left);
+        }
       } else {
-        const auto last_a = operand_stream<SA, true>(ctx, a, p.a.ld, m0, kr, p.size.m - m0);
-        last_a.load_partial(ctx, ra, k_left);
+        load_step();
       }
-      if constexpr (transpose_b) {
-        sb.load_rows(ctx, rb, k_left, k_ahead * p.b.ld);
-      } else {
-        const auto last_b = operand_stream<SB, true>(ctx, b, p.b.ld, n0, kr, p.size.n - n0);
-        last_b.load_partial(ctx, rb, k_left);
-      }
-    } else {
-      load_step();
-    }
-    sa.template store<lda_row, stage_swizzle>(ctx, ra, smem.a[0]);
-    sb.template store<ldb_col, stage_swizzle>(ctx, rb, smem.b[0]);
+    };
+    register_staged_run(ctx, warp, kt_end - kt_begin, first, load_step,
+                        [&](int st) {
+                          sa.template store<lda_row, stage_swizzle>(ctx, ra, smem.a[st]);
+                          sb.template store<ldb_col, stage_swizzle>(ctx, rb, smem.b[st]);
+                        },
+                        acc);
+  }
+
+  /// The register-staged loop's schedule over `steps` (at least one) K steps of any pair of sources
+  /// (the GEMM's streams, the convolution's gathers): `first()` loads the first step into the caller's
+  /// registers, `next()` each later one, `store(st)` writes the loaded registers to stage st (A row-
+  /// major, B column-major, both along K). Step s + 1's loads are issued before step s's MMAs and
+  /// written to the other stage after them, then one barrier; the last step has no loads (peeled, so
+  /// the loop has no branch on it). Returns with the stages free but for a barrier (as mainloop).
+  /// `warp`: ctx.warp().index(), read by the caller before its first loads (read after them, it cost
+  /// the loop an instruction on gfx940).
+  template <class Ctx, class First, class Next, class Store>
+  STRATA_HOST_DEVICE STRATA_FORCEINLINE static void register_staged_run(Ctx& ctx, int warp, int steps, First&& first, Next&& next,
+                                                                        Store&& store, typename warp_tile::accumulator& acc) {
+    auto& smem = ctx.template shared<shared_storage>();
+    const int wm = warp / S.warps_n, wn = warp % S.warps_n;
+    first();
+    store(0);
     ctx.block().sync();
     // Full steps still to load after the one in stage 0. (Unrolled by two, so that the stage index is
-    // a constant and each swizzled read address a per-lane base plus an immediate, the loop took 2.94
-    // static instructions per MFMA instead of 4.38, but clang then held 185 registers instead of 138
-    // around the loop's tail: two waves per SIMD instead of three.)
-    const int loads = kt_end - kt_begin - 1;
+    // a constant and each swizzled read address a per-lane base plus an immediate, the GEMM's loop took
+    // 2.94 static instructions per MFMA instead of 4.38, but clang then held 185 registers instead of
+    // 138 around the loop's tail: two waves per SIMD instead of three.)
+    const int loads = steps - 1;
     int st = 0;
     for (int s = 0; s < loads; ++s) {
-      load_step();
+      next();
       arch::scheduling_fence();  // the loads before the MMAs, their LDS writes after (arch/schedule.hpp)
       stage_mma(ctx, smem, st, wm, wn, true, false, acc);
       arch::scheduling_fence();
-      sa.template store<lda_row, stage_swizzle>(ctx, ra, smem.a[st ^ 1]);
-      sb.template store<ldb_col, stage_swizzle>(ctx, rb, smem.b[st ^ 1]);
+      store(st ^ 1);
       ctx.block().sync();
       st ^= 1;
     }
