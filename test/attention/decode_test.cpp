@@ -189,6 +189,27 @@ TEST_CASE("attention decode: the key split on mma.sync", "[attention]") {
   decode_case<f16, 96, sm80>{.B = 1, .H = 4, .HK = 1, .SQ = 1, .S = 140, .s_new = 1, .page = 32, .lens = {130}}.test(true);
 }
 
+// The key split on MFMA (2026-12-08): the 16x16x16 atom with its operands exchanged holds one row per
+// lane and P in registers, so the forward's key split serves it too: 4 waves x 16 of 64 keys at head
+// dims up to 64, 2 waves x 16 of 32 keys at 128 (64 keys of K and V^T do not fit 64 KiB of LDS there).
+TEST_CASE("attention decode: the key split on MFMA", "[attention]") {
+  using gfx942 = strata::arch::gfx942;
+  using gfx90a = strata::arch::gfx90a;
+  constexpr auto d64 = A::default_config<gfx942, f16, 64, 64, A::forward_tile::split_keys>();
+  constexpr auto d128 = A::default_config<gfx942, bf16, 128, 128, A::forward_tile::split_keys>();
+  STATIC_REQUIRE((d64.key_split && d64.warps == 4 && d64.block_n == 64));
+  STATIC_REQUIRE((d128.key_split && d128.warps == 2 && d128.block_n == 32));
+  STATIC_REQUIRE(!A::default_config<gfx942, strata::f8_e4m3, 128, 128, A::forward_tile::split_keys>().key_split);
+  // GQA 24 / 1 (two row tiles of 16), lengths that leave waves without keys in the last tile, sinks.
+  decode_case<bf16, 128, gfx942>{.B = 2, .H = 24, .HK = 1, .SQ = 1, .S = 200, .s_new = 1, .lens = {3, 150}, .sinks = true}.test(true);
+  // 16 new tokens, causal, a sequence with no cached keys, soft-cap, ALiBi and a window (the extras kernel).
+  decode_case<f16, 64, gfx90a>{.B = 2, .H = 2, .HK = 2, .SQ = 16, .S = 120, .s_new = 16, .lens = {0, 101},
+                               .softcap = 20.f, .alibi = true, .window_left = 40}
+      .test(true);
+  // No keys at all: O = 0 and LSE = -inf from every wave.
+  decode_case<bf16, 64, gfx942>{.B = 2, .H = 4, .HK = 2, .SQ = 1, .S = 70, .s_new = 0, .lens = {0, 66}}.test(false);
+}
+
 TEST_CASE("attention validation names the argument", "[attention]") {
   strata::stream s;
   strata::device_buffer<f16> buf(4096);

@@ -149,7 +149,8 @@ constexpr bool v_transposed_for() {
 /// tile: with the standard tile three of the four warps computed rows of padding whenever a block held
 /// 16 rows or fewer, and every warp read all of K and V from shared memory. Each warp keeps its own
 /// running max, sum and O over its keys; the block merges them once after the key loop. 16-bit
-/// mma.sync only (the MFMA and FMA kernels keep the standard tile), and only where 64-key tiles fit.
+/// mma.sync (4 warps, 64-key tiles, where they fit) and 16-bit MFMA (4 waves and 64 keys, or 2 waves
+/// and 32 keys, where they fit); the FMA and fp8 kernels keep the standard tile.
 enum class forward_tile { tall, standard, split_keys };
 
 /// The default configuration of (target, element, head dims): the widest K/V tile that fits.
@@ -162,12 +163,22 @@ constexpr kernel_config default_config() {
     // so the tile is not capped by registers as the standard one is on sm_90a / sm_100a.
     kernel_config c = default_config<Target, Elem, D, Dv, forward_tile::standard>();
     const bool mma_sync16 = Target::atoms.has(arch::atom_family::mma_sync_f16) && sizeof(Elem) == 2;
-    constexpr int bn = 64;
-    if (mma_sync16 && c.block_n > 0 && c.warps == 4 && c.row_atoms == 1 && (bn / c.warps) % A::K == 0 &&
-        shared_bytes<Elem>(A::M, bn, c.stages, D, Dv / c.v_slices, c.q_in_shared, mma::c_is_a<A>, detail::v_transposed_for<Target, A>()) <=
-            Target::shared_memory_per_block) {
-      c.block_n = bn;
-      c.key_split = true;
+    // MFMA 16x16x16 with its operands exchanged (P in registers, one row per lane: mma/swapped.hpp):
+    // 4 waves x 16 of 64 keys where that fits 64 KiB of LDS (head dims up to 64), else 2 waves x 16
+    // of 32 keys, so a decode block is 16 rows, not the standard tile's 64.
+    const bool mfma16 = Target::warp_size == 64 && sizeof(Elem) == 2 && mma::c_is_a<A>;
+    constexpr int shapes[2][2] = {{4, 64}, {2, 32}};  // (warps, block_n)
+    for (const auto& [warps, bn] : shapes) {
+      if (!mma_sync16 && !mfma16) break;
+      if (mma_sync16 && warps != 4) break;
+      if (c.block_n > 0 && c.row_atoms == 1 && !(mfma16 && (c.q_in_shared || c.v_slices > 1)) && (bn / warps) % A::K == 0 &&
+          shared_bytes<Elem>(A::M, bn, c.stages, D, Dv / c.v_slices, c.q_in_shared, mma::c_is_a<A>, detail::v_transposed_for<Target, A>()) <=
+              Target::shared_memory_per_block) {
+        c.warps = warps;
+        c.block_n = bn;
+        c.key_split = true;
+        return c;
+      }
     }
     return c;
   }
