@@ -55,6 +55,29 @@
 
 namespace strata::copy {
 
+namespace detail {
+/// The register-staged copies' store (tile_stream::store, conv::fprop_a_stream::store): vector i of a
+/// thread's staged registers to base + i x step where has(i), counted on the emulator as the copy's
+/// shared-memory writes (the launch statistics), not as plain accesses.
+template <int VectorBytes, int N, class Ctx, class T, class Has>
+STRATA_HOST_DEVICE STRATA_FORCEINLINE void store_staged(Ctx& ctx, T* base, int step, const raw_vector<VectorBytes> (&v)[N], Has&& has) {
+  if constexpr (Ctx::emulated) {
+    auto& t = ctx.emulated_thread();
+    [[maybe_unused]] auto counted = enter_counted_atom(t);
+    for (int i = 0; i < N; ++i)
+      if (has(i)) {
+        count_fragment_access(t, true, base + i * step, VectorBytes);
+        store_raw<VectorBytes>(base + i * step, v[i]);
+      }
+  } else {
+    (void)ctx;
+    STRATA_UNROLL
+    for (int i = 0; i < N; ++i)
+      if (has(i)) store_raw<VectorBytes>(base + i * step, v[i]);
+  }
+}
+}  // namespace detail
+
 /// Where a stream's tiles end: rows past a count (the run steps along the rows) or columns past a
 /// count (the run steps down the rows).
 enum class stream_edge { rows, columns };
@@ -206,22 +229,7 @@ class tile_stream {
   /// so the swizzle is applied once.
   template <int DstLd, class Swizzle = no_swizzle, class Ctx>
   STRATA_HOST_DEVICE STRATA_FORCEINLINE void store(Ctx& ctx, const staged& r, value_type* dst) const {
-    value_type* base = dst + destination<DstLd, Swizzle>();
-    if constexpr (Ctx::emulated) {
-      // Counted as the copy's shared-memory writes (the launch statistics), not as plain accesses.
-      auto& t = ctx.emulated_thread();
-      [[maybe_unused]] auto counted = enter_counted_atom(t);
-      for (int i = 0; i < per_thread; ++i)
-        if (has(i)) {
-          count_fragment_access(t, true, base + i * row_step * DstLd, Tile::vector_bytes);
-          detail::store_raw<Tile::vector_bytes>(base + i * row_step * DstLd, r.v[i]);
-        }
-    } else {
-      (void)ctx;
-      STRATA_UNROLL
-      for (int i = 0; i < per_thread; ++i)
-        if (has(i)) detail::store_raw<Tile::vector_bytes>(base + i * row_step * DstLd, r.v[i]);
-    }
+    detail::store_staged(ctx, dst + destination<DstLd, Swizzle>(), row_step * DstLd, r.v, [&](int i) { return has(i); });
   }
 
   /// The next tile: Cols elements further along every row. (A run down the rows steps Rows x src_ld:

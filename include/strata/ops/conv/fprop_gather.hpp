@@ -34,6 +34,7 @@
 #include "strata/copy/cp_async.hpp"
 #include "strata/copy/detail/vector_types.hpp"
 #include "strata/copy/tile.hpp"
+#include "strata/copy/tile_stream.hpp"
 #include "strata/tensor/swizzle.hpp"
 #include "strata/ops/conv/types.hpp"
 
@@ -125,22 +126,7 @@ class fprop_a_stream {
   /// Writes registers loaded by load() into `dst` (as copy_async's destination).
   template <int DstLd, class Swizzle = no_swizzle, class Ctx>
   STRATA_HOST_DEVICE STRATA_FORCEINLINE void store(Ctx& ctx, const staged& r, T* dst) const {
-    T* base = dst + destination<DstLd, Swizzle>();
-    if constexpr (Ctx::emulated) {
-      // Counted as the copy's shared-memory writes (the launch statistics), as tile_stream's.
-      auto& t = ctx.emulated_thread();
-      [[maybe_unused]] auto counted = enter_counted_atom(t);
-      for (int i = 0; i < per_thread; ++i)
-        if (has(i)) {
-          count_fragment_access(t, true, base + i * row_step * DstLd, Tile::vector_bytes);
-          copy::detail::store_raw<Tile::vector_bytes>(base + i * row_step * DstLd, r.v[i]);
-        }
-    } else {
-      (void)ctx;
-      STRATA_UNROLL
-      for (int i = 0; i < per_thread; ++i)
-        if (has(i)) copy::detail::store_raw<Tile::vector_bytes>(base + i * row_step * DstLd, r.v[i]);
-    }
+    copy::detail::store_staged(ctx, dst + destination<DstLd, Swizzle>(), row_step * DstLd, r.v, [&](int i) { return has(i); });
   }
 
   /// The next K step: tile_k channels on, into the next tap where the group's channels run out. The
