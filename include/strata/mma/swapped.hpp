@@ -20,7 +20,7 @@
 // (accumulator_rows, vector_fragments, warp_tile); only the tables differ.
 //
 // On the emulator the product runs from these tables (mma/detail/execute.hpp) like any atom's;
-// test/mma/swapped_test.cpp checks them against the base atom run on the exchanged fragments.
+// test/mma/cdna_test.cpp checks them against the base atom run on the exchanged fragments.
 #pragma once
 
 #include "strata/config/config.hpp"

@@ -64,9 +64,10 @@ template <kind Kind, class Target, class Atom, gemm::shape S, class Epilogue, cl
           std::size_t AlignBytes = sizeof(typename Atom::a_type), gemm::operand_orders Orders = gemm::operand_orders::any>
 struct kernel {
   using gemm_kernel = gemm::kernel<Target, Atom, S, Epilogue, Order, AlignBytes, Orders>;
-  // Fixed operand orders (the host entry's 16-byte fprop): x's rows and the filter's both run along K
-  // (A row-major, B column-major), so the GEMM's mainloop for that pair serves: one ldmatrix form,
-  // XOR-swizzled stages, and on CDNA the register-staged loop with 16-byte fragment reads.
+  // Fixed operand orders (fprop with 16-byte gathers; the HIP entry's, host.hpp): x's rows and the
+  // filter's both run along K (A row-major, B column-major), so the GEMM's mainloop for that pair
+  // serves: XOR-swizzled stages and, on CDNA, the register-staged loop with 16-byte fragment reads.
+  // (The CUDA entry keeps the padded any-order tile there: fewer instructions per HMMA, host.hpp.)
   static_assert(Orders == gemm::operand_orders::any || (Kind == kind::fprop && Orders == gemm::operand_orders::a_row_b_col),
                 "conv::kernel: fixed operand orders are fprop's: x along K (A row-major), the filter along K (B column-major)");
   using target = Target;
